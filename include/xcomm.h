@@ -1,0 +1,259 @@
+/*
+ * xcomm.h — the public C API of xcomm, a communication library for processes
+ * on CPUs and NVIDIA GPUs.
+ *
+ * This is the only header users include. It is C99, pedantic-clean, and the
+ * ABI it describes is stable within a soname (libxcomm.so.XC_ABI_VERSION):
+ * enum values never change, option structs start with their size and version
+ * and only grow at the end, handles are opaque.
+ *
+ * Conventions for every function:
+ *  - It returns an xc_result_t: XC_SUCCESS (0), XC_IN_PROGRESS (1), or a
+ *    negative error. After an error, xc_last_error() says what went wrong.
+ *  - Output arguments come last and are left untouched on failure.
+ *  - Counts are size_t and in elements of the dtype; ranks and tags are int.
+ *  - Thread safety: unless a function says otherwise, it may be called from
+ *    any thread, concurrently with other calls, when the communicator was
+ *    created with XC_THREAD_MULTIPLE (the default). With XC_THREAD_SERIALIZED
+ *    the caller guarantees no two threads are inside xcomm at once.
+ */
+#ifndef XCOMM_H
+#define XCOMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- versions ------------------------------------------------------------ */
+#define XC_VERSION_MAJOR 0
+#define XC_VERSION_MINOR 1
+#define XC_VERSION_PATCH 0
+#define XC_ABI_VERSION 1 /* = soname major */
+
+/* ---- status -------------------------------------------------------------- */
+typedef enum xc_result {
+  XC_SUCCESS = 0,
+  XC_IN_PROGRESS = 1,
+  XC_ERR_INVALID_ARGUMENT = -1, /* NULL, out of range, overflow */
+  XC_ERR_INVALID_USAGE = -2,    /* wrong order, freed handle, ranks disagree */
+  XC_ERR_NO_MEMORY = -3,
+  XC_ERR_SYSTEM = -4, /* an OS call failed (errno text in the message) */
+  XC_ERR_TIMEOUT = -5,
+  XC_ERR_PEER_FAILED = -6,
+  XC_ERR_ABORTED = -7,
+  XC_ERR_UNSUPPORTED = -8,
+  XC_ERR_TRUNCATED = -9,
+  XC_ERR_CUDA = -10,
+  XC_ERR_NCCL = -11,
+  XC_ERR_INTERNAL = -12,
+  XC_RESULT_FORCE_32BIT = 0x7FFFFFFF
+} xc_result_t;
+
+/* Library version at run time. Any argument may be NULL.
+   Thread safety: safe. */
+xc_result_t xc_get_version(int *major, int *minor, int *patch);
+
+/* A static description of a result code. Never NULL; the string is owned by
+   the library and lives forever. Thread safety: safe. */
+const char *xc_strerror(xc_result_t result);
+
+/* The detail of the last error on this thread (which argument, which rank,
+   which op), or "" when the last call succeeded. Never NULL; owned by the
+   library, valid until the next xc_ call on this thread. */
+const char *xc_last_error(void);
+
+/* ---- data types and reductions ------------------------------------------ */
+typedef enum xc_dtype {
+  XC_INT8 = 0,
+  XC_UINT8 = 1,
+  XC_INT32 = 2,
+  XC_UINT32 = 3,
+  XC_INT64 = 4,
+  XC_UINT64 = 5,
+  XC_FLOAT16 = 6,
+  XC_BFLOAT16 = 7,
+  XC_FLOAT32 = 8,
+  XC_FLOAT64 = 9,
+  XC_DTYPE_FORCE_32BIT = 0x7FFFFFFF
+} xc_dtype_t;
+
+typedef enum xc_op {
+  XC_SUM = 0,
+  XC_PROD = 1,
+  XC_MIN = 2,
+  XC_MAX = 3,
+  XC_AVG = 4,
+  XC_BAND = 5, /* bitwise ops: integer dtypes only */
+  XC_BOR = 6,
+  XC_BXOR = 7,
+  XC_OP_FORCE_32BIT = 0x7FFFFFFF
+} xc_op_t;
+
+/* Bytes of one element, or 0 for an unknown dtype. Thread safety: safe. */
+size_t xc_dtype_size(xc_dtype_t dtype);
+
+/* ---- opaque handles ------------------------------------------------------ */
+typedef struct xc_comm_s *xc_comm_t;
+typedef struct xc_request_s *xc_request_t;
+
+/* ---- configuration ------------------------------------------------------- */
+#define XC_CONFIG_VERSION 1
+#define XC_DEVICE_AUTO (-1) /* local rank modulo the number of devices */
+#define XC_DEVICE_NONE (-2) /* host memory only */
+
+typedef enum xc_thread_mode {
+  XC_THREAD_DEFAULT = 0,    /* = XC_THREAD_MULTIPLE */
+  XC_THREAD_SERIALIZED = 1, /* the caller never enters xcomm from two threads at once */
+  XC_THREAD_MULTIPLE = 2,   /* any thread, any time */
+  XC_THREAD_MODE_FORCE_32BIT = 0x7FFFFFFF
+} xc_thread_mode_t;
+
+typedef enum xc_debug_level {
+  XC_DEBUG_DEFAULT = 0, /* take XC_DEBUG from the environment */
+  XC_DEBUG_NONE = 1,
+  XC_DEBUG_WARN = 2,
+  XC_DEBUG_INFO = 3,
+  XC_DEBUG_TRACE = 4,
+  XC_DEBUG_LEVEL_FORCE_32BIT = 0x7FFFFFFF
+} xc_debug_level_t;
+
+/* Options of a communicator. Start from XC_CONFIG_INIT or xc_config_init().
+   Zero means "default" in every field except device, whose default is
+   XC_DEVICE_AUTO. The library copies what it needs; the caller keeps
+   ownership of the struct and of name. Fields are only ever appended. */
+typedef struct xc_config {
+  size_t size;          /* sizeof(xc_config_t) */
+  uint32_t version;     /* XC_CONFIG_VERSION */
+  int32_t device;       /* XC_DEVICE_AUTO, XC_DEVICE_NONE, or a device index */
+  uint64_t timeout_ms;  /* deadline of every blocking wait; 0 = XC_TIMEOUT or 300000 */
+  int32_t thread_mode;  /* xc_thread_mode_t; fixed by the first communicator of a job */
+  int32_t debug_level;  /* xc_debug_level_t; process-wide */
+  const char *name;     /* shown in logs and errors; NULL = none; copied */
+} xc_config_t;
+
+#define XC_CONFIG_INIT \
+  { sizeof(xc_config_t), XC_CONFIG_VERSION, XC_DEVICE_AUTO, 0, XC_THREAD_DEFAULT, XC_DEBUG_DEFAULT, NULL }
+
+/* Fill *cfg with the defaults; size is sizeof the caller's xc_config_t (for
+   bindings that cannot use the macro). Thread safety: safe. */
+xc_result_t xc_config_init(xc_config_t *cfg, size_t size);
+
+/* ---- starting and communicators ------------------------------------------ */
+
+/* Build the world communicator from the launcher's environment: xcrun,
+   torchrun, Slurm, Open MPI or MPICH/Hydra. With no launcher, a world of one.
+   Collective over all ranks of the job. cfg may be NULL (defaults). *world is
+   owned by the caller and released with xc_comm_free. */
+xc_result_t xc_init(const xc_config_t *cfg, xc_comm_t *world);
+
+/* An id that names one rendezvous: the address of a bootstrap store served by
+   this process (it serves until the communicators made with the id are freed)
+   and a random token. Give it to every rank (your own launcher), then call
+   xc_comm_init_rank. */
+typedef struct xc_unique_id {
+  char internal[128];
+} xc_unique_id_t;
+xc_result_t xc_get_unique_id(xc_unique_id_t *id);
+
+/* Join the rendezvous named by id as rank of nranks. Collective over the
+   nranks callers. */
+xc_result_t xc_comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, const xc_config_t *cfg,
+                              xc_comm_t *comm);
+
+/* Release a communicator. Collective over its ranks (every rank calls it);
+   NULL is a no-op. Pending requests on comm complete with XC_ERR_ABORTED. */
+xc_result_t xc_comm_free(xc_comm_t comm);
+
+/* Make every pending and later op on comm fail with XC_ERR_ABORTED. Local;
+   never blocks. The handle must still be released with xc_comm_free (which
+   then does not synchronise). */
+xc_result_t xc_comm_abort(xc_comm_t comm);
+
+xc_result_t xc_comm_rank(xc_comm_t comm, int *rank);
+xc_result_t xc_comm_size(xc_comm_t comm, int *size);
+/* Rank among the ranks of comm on this host, and how many there are. */
+xc_result_t xc_comm_local_rank(xc_comm_t comm, int *rank);
+xc_result_t xc_comm_local_size(xc_comm_t comm, int *size);
+
+/* The first asynchronous error seen on comm (peer failure, abort), or
+   XC_SUCCESS. Never blocks. */
+xc_result_t xc_comm_get_async_error(xc_comm_t comm, xc_result_t *err);
+
+#define XC_UNDEFINED (-32766) /* color: join no group; *out becomes NULL */
+
+/* MPI_Comm_split: ranks with the same color form a communicator, ordered by
+   key, then by parent rank. Collective over parent. cfg may be NULL
+   (inherit parent's). No new connections are made. */
+xc_result_t xc_comm_split(xc_comm_t parent, int color, int key, const xc_config_t *cfg, xc_comm_t *out);
+
+/* Every rank of parent calls once with the same lists: group g holds the
+   parent ranks ranks[off_g .. off_g + group_sizes[g]) in that order (new rank
+   = index), off_g = sum of the earlier group_sizes. Groups must not overlap.
+   A rank in no group gets *out = NULL. Collective over parent. */
+xc_result_t xc_comm_split_groups(xc_comm_t parent, int ngroups, const int *group_sizes, const int *ranks,
+                                 const xc_config_t *cfg, xc_comm_t *out);
+
+/* A communicator with the same ranks whose messages never match comm's.
+   Collective over comm. */
+xc_result_t xc_comm_dup(xc_comm_t comm, xc_comm_t *out);
+
+/* ---- point to point ------------------------------------------------------ */
+#define XC_ANY_SOURCE (-1)
+#define XC_ANY_TAG (-1)
+#define XC_TAG_MAX 0x7FFFFFFF /* tags are 0 .. XC_TAG_MAX */
+
+typedef struct xc_status {
+  int source;   /* rank in the communicator */
+  int tag;
+  int error;    /* xc_result_t of this request */
+  int reserved;
+  size_t bytes; /* bytes of the message (also when truncated) */
+} xc_status_t;
+
+/* Messages between one pair of ranks on one communicator are matched in the
+   order they were sent (MPI's non-overtaking rule). A message larger than the
+   receive buffer completes the receive with XC_ERR_TRUNCATED and writes
+   nothing into it. The caller keeps ownership of buffers; for non-blocking
+   calls the buffer must stay valid and untouched until the request completes. */
+xc_result_t xc_send(const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm);
+xc_result_t xc_recv(void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm,
+                    xc_status_t *status); /* status may be NULL; peer and tag may be XC_ANY_* */
+xc_result_t xc_sendrecv(const void *sendbuf, size_t sendcount, int dest, int sendtag, void *recvbuf,
+                        size_t recvcount, int source, int recvtag, xc_dtype_t dtype, xc_comm_t comm,
+                        xc_status_t *status);
+xc_result_t xc_isend(const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm,
+                     xc_request_t *req);
+xc_result_t xc_irecv(void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm,
+                     xc_request_t *req);
+
+/* Wait for a request, fill status (may be NULL), free it and set *req = NULL.
+   A NULL *req returns at once. Returns the request's own result. */
+xc_result_t xc_wait(xc_request_t *req, xc_status_t *status);
+/* *done = 1 and the request freed (as xc_wait) when complete; else *done = 0. */
+xc_result_t xc_test(xc_request_t *req, int *done, xc_status_t *status);
+/* Wait for all n; statuses may be NULL or hold n entries (each .error set).
+   Returns the first error, or XC_SUCCESS. Every request is freed. */
+xc_result_t xc_waitall(size_t n, xc_request_t *reqs, xc_status_t *statuses);
+
+/* ---- collectives (MPI argument order) ------------------------------------ */
+#define XC_IN_PLACE ((const void *)1)
+
+xc_result_t xc_barrier(xc_comm_t comm);
+xc_result_t xc_broadcast(void *buf, size_t count, xc_dtype_t dtype, int root, xc_comm_t comm);
+/* sendbuf may be XC_IN_PLACE (the input is read from recvbuf). Every rank gets
+   the bit-identical result. */
+xc_result_t xc_allreduce(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                         xc_comm_t comm);
+/* recvbuf holds size * sendcount elements, rank i's block at i * sendcount.
+   sendbuf may be XC_IN_PLACE (this rank's block is already in recvbuf). */
+xc_result_t xc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype,
+                         xc_comm_t comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XCOMM_H */

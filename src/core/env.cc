@@ -1,0 +1,73 @@
+#include "core/env.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace xc {
+
+const std::vector<EnvVar> &env_registry() {
+  static const std::vector<EnvVar> vars = {
+      {"XC_DEBUG", "", "Log level: NONE, WARN, INFO or TRACE (default: nothing is printed)."},
+      {"XC_DEBUG_FILE", "", "Write the log here instead of stderr; %h becomes the host, %p the pid."},
+      {"XC_TIMEOUT", "300000", "Deadline in milliseconds of every blocking wait when the config gives none."},
+      {"XC_RANK", "", "Rank of this process (set by xcrun)."},
+      {"XC_SIZE", "", "Number of ranks in the job (set by xcrun)."},
+      {"XC_LOCAL_RANK", "", "Rank among the processes on this host (set by xcrun; a hint, the host id decides)."},
+      {"XC_LOCAL_SIZE", "", "Number of ranks on this host (set by xcrun)."},
+      {"XC_STORE_ADDR", "", "host:port of the bootstrap store, served by rank 0."},
+      {"XC_STORE_TOKEN", "", "Secret every bootstrap connection must present (xcrun makes a random one)."},
+      {"XC_STORE_FD", "", "Listening socket inherited from xcrun by rank 0 (internal)."},
+      {"XC_JOB_ID", "", "Name of the job, used in shared-memory segment names (set by xcrun)."},
+      {"XC_HOST_ID", "", "Overrides the host identity (boot id + hostname) that decides which ranks share memory."},
+      {"XC_SHM_RING_BYTES", "262144", "Capacity of each shared-memory ring between two ranks (power of two, >= 64 KiB)."},
+      {"XC_SHM_EAGER_BYTES", "8192", "Messages up to this size are sent eagerly; larger ones wait for the receiver."},
+      {"XC_SHM_CHUNK_BYTES", "65536", "Size of the pieces a large message is pipelined in through the ring."},
+      {"XC_SHM_LARGE", "copy", "Large-message path on one host: copy (pipelined through shared memory) or cma (process_vm_readv)."},
+      {"XC_SPIN", "", "Polls a waiting rank spins before it sleeps (default: 2000, or 50 when ranks outnumber cores)."},
+  };
+  return vars;
+}
+
+namespace {
+const EnvVar *find(const char *name) {
+  for (const EnvVar &v : env_registry())
+    if (strcmp(v.name, name) == 0) return &v;
+  return nullptr;
+}
+}  // namespace
+
+std::string env_get(const char *name) {
+  const EnvVar *v = find(name);
+  if (!v) abort();  // an undeclared variable is a bug in xcomm itself
+  const char *value = getenv(name);
+  return value ? value : v->default_value;
+}
+
+int64_t env_get_int(const char *name) {
+  std::string text = env_get(name);
+  const EnvVar *v = find(name);
+  auto parse = [](const std::string &s, int64_t *out) {
+    if (s.empty()) return false;
+    char *end = nullptr;
+    long long n = strtoll(s.c_str(), &end, 10);
+    if (end == s.c_str()) return false;
+    int64_t mult = 1;
+    switch (*end) {
+      case 'k': case 'K': mult = 1LL << 10; ++end; break;
+      case 'm': case 'M': mult = 1LL << 20; ++end; break;
+      case 'g': case 'G': mult = 1LL << 30; ++end; break;
+      default: break;
+    }
+    if (*end != '\0') return false;
+    *out = n * mult;
+    return true;
+  };
+  int64_t out = 0;
+  if (parse(text, &out)) return out;
+  if (parse(v->default_value, &out)) return out;
+  return 0;
+}
+
+bool env_is_set(const char *name) { return getenv(name) != nullptr; }
+
+}  // namespace xc
