@@ -1,0 +1,210 @@
+// Point-to-point entry points: validate, build a request, hand it to the engine.
+#include <cstdint>
+
+#include "api/api_support.h"
+#include "core/dtype.h"
+
+#define XC_EXPORT extern "C" __attribute__((visibility("default")))
+
+using xc::Error;
+using xc::Status;
+using xc::api::finish;
+
+namespace {
+
+enum class Dir { kSend, kRecv };
+
+// Everything a send or receive must get right before it touches the engine.
+Status check_p2p(const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm, Dir dir,
+                 size_t *bytes) {
+  XC_TRY(xc::check_usable(comm));
+  XC_TRY(xc::checked_bytes(count, dtype, bytes));
+  if (!buf && *bytes > 0) return Error(XC_ERR_INVALID_ARGUMENT, "buffer is NULL but count is %zu", count);
+  bool any_ok = dir == Dir::kRecv;
+  if (!(any_ok && peer == XC_ANY_SOURCE) && (peer < 0 || peer >= comm->size))
+    return Error(XC_ERR_INVALID_ARGUMENT, "peer rank %d is out of range [0, %d)%s", peer, comm->size,
+                 any_ok ? " (or XC_ANY_SOURCE)" : "");
+  if (!(any_ok && tag == XC_ANY_TAG) && tag < 0)
+    return Error(XC_ERR_INVALID_ARGUMENT, "tag %d must be in [0, XC_TAG_MAX]%s", tag, any_ok ? " or XC_ANY_TAG" : "");
+  return Status::Ok();
+}
+
+void fill_request(xc::Request &req, const void *buf, size_t bytes, int peer, int tag, xc_comm_t comm) {
+  req.ctx = comm->ctx;
+  req.peer = peer == XC_ANY_SOURCE ? -1 : (*comm->members)[static_cast<size_t>(peer)];
+  req.tag = tag;
+  req.members = comm->members;
+  req.buf = const_cast<void *>(buf);
+  req.bytes = bytes;
+}
+
+// The error of a finished blocking request, with the op and peer named.
+Status explain(const xc::Request &req, const char *op, int peer, int tag, uint64_t timeout_ms) {
+  if (req.status.ok() || req.status.code() != XC_ERR_TIMEOUT) return req.status;
+  if (peer == XC_ANY_SOURCE)
+    return Error(XC_ERR_TIMEOUT, "%s (any source, tag %d) timed out after %llu ms: no matching message arrived", op, tag,
+                 static_cast<unsigned long long>(timeout_ms));
+  return Error(XC_ERR_TIMEOUT, "%s %s rank %d (tag %d) timed out after %llu ms: %s", op,
+               req.kind == xc::RequestKind::kSend ? "to" : "from", peer, tag,
+               static_cast<unsigned long long>(timeout_ms),
+               req.kind == xc::RequestKind::kSend ? "the receiver never posted a matching receive"
+                                                  : "no matching message arrived");
+}
+
+xc_result_t start(const char *fn, Dir dir, const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag,
+                  xc_comm_t comm, xc_request_t *out) {
+  if (!out) return finish(fn, Error(XC_ERR_INVALID_ARGUMENT, "req is NULL"));
+  size_t bytes = 0;
+  Status st = check_p2p(buf, count, dtype, peer, tag, comm, dir, &bytes);
+  if (!st.ok()) return finish(fn, st);
+  xc_request_s *r = xc::api::request_alloc();
+  fill_request(r->req, buf, bytes, peer, tag, comm);
+  r->fabric = comm->fabric;
+  r->rank_of_fabric = comm->rank_of_fabric;
+  r->timeout_ms = comm->timeout_ms;
+  r->op = fn;
+  r->peer = peer;
+  if (dir == Dir::kSend)
+    comm->fabric->engine().post_send(&r->req);
+  else
+    comm->fabric->engine().post_recv(&r->req);
+  *out = r;
+  return xc::api::ok();
+}
+
+// Finish a completed request handle: status out, handle freed.
+xc_result_t retire(const char *fn, xc_request_t *req, xc_status_t *status) {
+  xc_request_s *r = *req;
+  xc::api::fill_status(r->req, r->rank_of_fabric.get(), status);
+  Status st = explain(r->req, r->op, r->peer, r->req.tag, r->timeout_ms);
+  xc::api::request_free(r);
+  *req = nullptr;
+  return finish(fn, st);
+}
+
+void empty_status(xc_status_t *status) {
+  if (status) *status = xc_status_t{XC_ANY_SOURCE, XC_ANY_TAG, XC_SUCCESS, 0, 0};
+}
+
+}  // namespace
+
+XC_EXPORT xc_result_t xc_send(const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm) {
+  XC_API_GUARD("xc_send", {
+    size_t bytes = 0;
+    Status st = check_p2p(buf, count, dtype, peer, tag, comm, Dir::kSend, &bytes);
+    if (!st.ok()) return finish("xc_send", st);
+    xc::Request req;
+    fill_request(req, buf, bytes, peer, tag, comm);
+    xc::P2pEngine &engine = comm->fabric->engine();
+    engine.post_send(&req);
+    if (!req.done) (void)engine.wait(&req, xc::op_deadline(comm));
+    return finish("xc_send", explain(req, "xc_send", peer, tag, comm->timeout_ms));
+  })
+}
+
+XC_EXPORT xc_result_t xc_recv(void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm,
+                              xc_status_t *status) {
+  XC_API_GUARD("xc_recv", {
+    size_t bytes = 0;
+    Status st = check_p2p(buf, count, dtype, peer, tag, comm, Dir::kRecv, &bytes);
+    if (!st.ok()) return finish("xc_recv", st);
+    xc::Request req;
+    fill_request(req, buf, bytes, peer, tag, comm);
+    xc::P2pEngine &engine = comm->fabric->engine();
+    engine.post_recv(&req);
+    if (!req.done) (void)engine.wait(&req, xc::op_deadline(comm));
+    xc::api::fill_status(req, comm->rank_of_fabric.get(), status);
+    return finish("xc_recv", explain(req, "xc_recv", peer, tag, comm->timeout_ms));
+  })
+}
+
+XC_EXPORT xc_result_t xc_sendrecv(const void *sendbuf, size_t sendcount, int dest, int sendtag, void *recvbuf,
+                                  size_t recvcount, int source, int recvtag, xc_dtype_t dtype, xc_comm_t comm,
+                                  xc_status_t *status) {
+  XC_API_GUARD("xc_sendrecv", {
+    size_t sbytes = 0, rbytes = 0;
+    Status st = check_p2p(sendbuf, sendcount, dtype, dest, sendtag, comm, Dir::kSend, &sbytes);
+    if (st.ok()) st = check_p2p(recvbuf, recvcount, dtype, source, recvtag, comm, Dir::kRecv, &rbytes);
+    if (!st.ok()) return finish("xc_sendrecv", st);
+    xc::Request rreq, sreq;
+    fill_request(rreq, recvbuf, rbytes, source, recvtag, comm);
+    fill_request(sreq, sendbuf, sbytes, dest, sendtag, comm);
+    xc::P2pEngine &engine = comm->fabric->engine();
+    engine.post_recv(&rreq);
+    engine.post_send(&sreq);
+    xc::Deadline deadline = xc::op_deadline(comm);
+    (void)engine.wait(&rreq, deadline);
+    (void)engine.wait(&sreq, deadline);
+    xc::api::fill_status(rreq, comm->rank_of_fabric.get(), status);
+    st = explain(rreq, "xc_sendrecv: receive", source, recvtag, comm->timeout_ms);
+    if (st.ok()) st = explain(sreq, "xc_sendrecv: send", dest, sendtag, comm->timeout_ms);
+    return finish("xc_sendrecv", st);
+  })
+}
+
+XC_EXPORT xc_result_t xc_isend(const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm,
+                               xc_request_t *req) {
+  XC_API_GUARD("xc_isend", { return start("xc_isend", Dir::kSend, buf, count, dtype, peer, tag, comm, req); })
+}
+
+XC_EXPORT xc_result_t xc_irecv(void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm,
+                               xc_request_t *req) {
+  XC_API_GUARD("xc_irecv", { return start("xc_irecv", Dir::kRecv, buf, count, dtype, peer, tag, comm, req); })
+}
+
+XC_EXPORT xc_result_t xc_wait(xc_request_t *req, xc_status_t *status) {
+  XC_API_GUARD("xc_wait", {
+    if (!req) return finish("xc_wait", Error(XC_ERR_INVALID_ARGUMENT, "req is NULL"));
+    if (!*req) {
+      empty_status(status);
+      return xc::api::ok();
+    }
+    Status st = xc::api::check_request(*req);
+    if (!st.ok()) return finish("xc_wait", st);
+    xc_request_s *r = *req;
+    if (!r->req.done) (void)r->fabric->engine().wait(&r->req, xc::Deadline::AfterMs(r->timeout_ms));
+    return retire("xc_wait", req, status);
+  })
+}
+
+XC_EXPORT xc_result_t xc_test(xc_request_t *req, int *done, xc_status_t *status) {
+  XC_API_GUARD("xc_test", {
+    if (!req || !done) return finish("xc_test", Error(XC_ERR_INVALID_ARGUMENT, "%s is NULL", req ? "done" : "req"));
+    if (!*req) {
+      *done = 1;
+      empty_status(status);
+      return xc::api::ok();
+    }
+    Status st = xc::api::check_request(*req);
+    if (!st.ok()) return finish("xc_test", st);
+    if (!(*req)->fabric->engine().test(&(*req)->req)) {
+      *done = 0;
+      return xc::api::ok();
+    }
+    *done = 1;
+    return retire("xc_test", req, status);
+  })
+}
+
+XC_EXPORT xc_result_t xc_waitall(size_t n, xc_request_t *reqs, xc_status_t *statuses) {
+  XC_API_GUARD("xc_waitall", {
+    if (n > 0 && !reqs) return finish("xc_waitall", Error(XC_ERR_INVALID_ARGUMENT, "reqs is NULL but n is %zu", n));
+    for (size_t i = 0; i < n; ++i) {
+      if (!reqs[i]) continue;
+      Status st = xc::api::check_request(reqs[i]);
+      if (!st.ok()) return finish("xc_waitall", st.with_context("request " + std::to_string(i)));
+    }
+    xc_result_t first = XC_SUCCESS;
+    std::string first_message;
+    for (size_t i = 0; i < n; ++i) {
+      xc_status_t *s = statuses ? &statuses[i] : nullptr;
+      xc_result_t rc = xc_wait(&reqs[i], s);
+      if (rc != XC_SUCCESS && first == XC_SUCCESS) {
+        first = rc;
+        first_message = "request " + std::to_string(i) + ": " + xc_last_error();
+      }
+    }
+    if (first == XC_SUCCESS) return xc::api::ok();
+    return finish("xc_waitall", Status(first, first_message));
+  })
+}

@@ -1,0 +1,26 @@
+#include "core/host_id.h"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "core/env.h"
+
+namespace xc {
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string host_id() {
+  std::string override_id = env_get("XC_HOST_ID");
+  if (!override_id.empty()) return override_id;
+  std::string boot_id;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::getline(f, boot_id);
+  return boot_id + ":" + host_name();
+}
+
+}  // namespace xc

@@ -1,0 +1,538 @@
+#include "core/p2p_engine.h"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "core/log.h"
+
+namespace xc {
+
+namespace {
+
+constexpr int kMaxSleepMs = 50;         // a sleeping rank still checks deadlines and peers this often
+constexpr int kPeerCheckIntervalMs = 50;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// The communicator rank of fabric rank r, for messages; r itself when unknown.
+int comm_rank_of(const Request *req, int r) {
+  if (!req->members) return r;
+  const auto &m = *req->members;
+  auto it = std::find(m.begin(), m.end(), r);
+  return it == m.end() ? r : static_cast<int>(it - m.begin());
+}
+
+}  // namespace
+
+P2pEngine::P2pEngine(const EngineOptions &opts)
+    : opts_(opts),
+      route_(static_cast<size_t>(opts.fabric_size), nullptr),
+      peers_(static_cast<size_t>(opts.fabric_size)),
+      dead_(static_cast<size_t>(opts.fabric_size), 0),
+      busy_flag_(static_cast<size_t>(opts.fabric_size), 0) {}
+
+P2pEngine::~P2pEngine() = default;
+
+std::unique_lock<std::mutex> P2pEngine::lock() {
+  return opts_.thread_safe ? std::unique_lock<std::mutex>(mu_) : std::unique_lock<std::mutex>();
+}
+
+void P2pEngine::set_routes(std::vector<Transport *> route) {
+  auto guard = lock();
+  route_ = std::move(route);
+  transports_.clear();
+  for (Transport *t : route_)
+    if (t && std::find(transports_.begin(), transports_.end(), t) == transports_.end()) transports_.push_back(t);
+}
+
+// ---- completion and matching ------------------------------------------------
+
+void P2pEngine::complete(Request *req, Status st) {
+  req->status = std::move(st);
+  req->stage = RecvStage::kDone;
+  req->done = true;
+  if (transports_.empty()) done_cv_.notify_all();
+}
+
+bool P2pEngine::matches(const Request *req, uint32_t ctx, int src, int tag) const {
+  return req->ctx == ctx && (req->peer < 0 || req->peer == src) && (req->tag < 0 || req->tag == tag);
+}
+
+void P2pEngine::deliver_eager(Request *req, int src, int tag, const void *data, size_t bytes) {
+  req->source = src;
+  req->source_tag = tag;
+  req->message_bytes = bytes;
+  if (bytes > req->bytes) {
+    complete(req, Error(XC_ERR_TRUNCATED,
+                        "message of %zu bytes from rank %d (tag %d) is larger than the receive buffer of %zu bytes; "
+                        "nothing was written",
+                        bytes, comm_rank_of(req, src), tag, req->bytes));
+    return;
+  }
+  if (bytes) memcpy(req->buf, data, bytes);
+  complete(req, Status::Ok());
+}
+
+void P2pEngine::start_large_recv(Request *req, int src, int tag, size_t bytes, uint64_t send_id, uint64_t addr) {
+  req->source = src;
+  req->source_tag = tag;
+  req->message_bytes = bytes;
+  if (dead_[static_cast<size_t>(src)]) {
+    complete(req, Error(XC_ERR_PEER_FAILED, "rank %d failed before sending its %zu-byte message (tag %d)",
+                        comm_rank_of(req, src), bytes, tag));
+    return;
+  }
+  FrameHeader h{};
+  h.src = opts_.my_rank;
+  h.id = send_id;
+  if (bytes > req->bytes) {
+    h.kind = kFrameCts;
+    h.flags = kCtsDiscard;
+    send_frame(src, h, nullptr, 0, nullptr);
+    complete(req, Error(XC_ERR_TRUNCATED,
+                        "message of %zu bytes from rank %d (tag %d) is larger than the receive buffer of %zu bytes; "
+                        "nothing was written",
+                        bytes, comm_rank_of(req, src), tag, req->bytes));
+    return;
+  }
+  Transport *t = route_[static_cast<size_t>(src)];
+  if (t->has_read_remote()) {
+    Status st = t->read_remote(src, addr, req->buf, bytes);
+    h.kind = kFrameFin;
+    send_frame(src, h, nullptr, 0, nullptr);
+    complete(req, std::move(st));
+    return;
+  }
+  req->id = next_id_++;
+  req->offset = 0;
+  req->stage = RecvStage::kStreaming;
+  recvs_streaming_[req->id] = req;
+  h.kind = kFrameCts;
+  h.arg = req->id;
+  send_frame(src, h, nullptr, 0, nullptr);
+}
+
+void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, size_t len) {
+  switch (h.kind) {
+    case kFrameEager:
+    case kFrameRts: {
+      bool rts = h.kind == kFrameRts;
+      for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+        Request *req = *it;
+        if (!matches(req, h.ctx, h.src, h.tag)) continue;
+        posted_.erase(it);
+        if (rts)
+          start_large_recv(req, h.src, h.tag, h.bytes, h.id, h.arg);
+        else
+          deliver_eager(req, h.src, h.tag, payload, len);
+        return;
+      }
+      Unexpected u{h.ctx, h.src, h.tag, static_cast<size_t>(h.bytes), rts, h.id, h.arg, {}};
+      if (!rts) u.data.assign(static_cast<const char *>(payload), static_cast<const char *>(payload) + len);
+      unexpected_.push_back(std::move(u));
+      return;
+    }
+    case kFrameCts: {
+      auto it = sends_waiting_.find(h.id);
+      if (it == sends_waiting_.end()) return;  // cancelled meanwhile
+      Request *req = it->second;
+      if (h.flags & kCtsDiscard) {
+        sends_waiting_.erase(it);
+        complete(req, Status::Ok());  // the receiver rejected it as truncated; the send itself succeeded
+        return;
+      }
+      sends_waiting_.erase(it);
+      req->remote_id = h.arg;
+      req->offset = 0;
+      peers_[static_cast<size_t>(peer)].streaming.push_back(req);
+      mark_busy(peer);
+      return;
+    }
+    case kFrameData: {
+      auto it = recvs_streaming_.find(h.id);
+      if (it == recvs_streaming_.end()) return;  // cancelled meanwhile: drop the piece
+      Request *req = it->second;
+      memcpy(static_cast<char *>(req->buf) + h.arg, payload, len);
+      req->offset += len;
+      if (req->offset >= req->message_bytes) {
+        recvs_streaming_.erase(it);
+        complete(req, Status::Ok());
+      }
+      return;
+    }
+    case kFrameFin: {
+      auto it = sends_waiting_.find(h.id);
+      if (it == sends_waiting_.end()) return;
+      Request *req = it->second;
+      sends_waiting_.erase(it);
+      complete(req, Status::Ok());
+      return;
+    }
+    default:
+      XC_WARN("dropping a frame of unknown kind %u from rank %d", h.kind, peer);
+  }
+}
+
+// ---- sending ------------------------------------------------------------------
+
+void P2pEngine::mark_busy(int peer) {
+  if (busy_flag_[static_cast<size_t>(peer)]) return;
+  busy_flag_[static_cast<size_t>(peer)] = 1;
+  busy_peers_.push_back(peer);
+}
+
+void P2pEngine::send_frame(int peer, const FrameHeader &h, const void *payload, size_t len, Request *completes) {
+  PeerState &ps = peers_[static_cast<size_t>(peer)];
+  if (ps.outbox.empty() && route_[static_cast<size_t>(peer)]->try_send(peer, h, payload, len)) {
+    if (completes) complete(completes, Status::Ok());
+    return;
+  }
+  ps.outbox.push_back(Outgoing{h, payload, len, completes});
+  mark_busy(peer);
+}
+
+bool P2pEngine::flush_peer(int peer, PeerState &ps) {
+  Transport *t = route_[static_cast<size_t>(peer)];
+  bool moved = false;
+  while (!ps.outbox.empty()) {
+    Outgoing &o = ps.outbox.front();
+    if (!t->try_send(peer, o.h, o.payload, o.len)) return moved;
+    if (o.completes) complete(o.completes, Status::Ok());
+    ps.outbox.pop_front();
+    moved = true;
+  }
+  size_t chunk_limit = std::min(opts_.chunk_bytes, t->max_payload());
+  while (!ps.streaming.empty()) {
+    Request *req = ps.streaming.front();
+    size_t chunk = std::min(chunk_limit, req->bytes - req->offset);
+    FrameHeader h{};
+    h.kind = kFrameData;
+    h.src = opts_.my_rank;
+    h.id = req->remote_id;
+    h.arg = req->offset;
+    h.bytes = chunk;
+    if (!t->try_send(peer, h, static_cast<const char *>(req->buf) + req->offset, chunk)) return moved;
+    moved = true;
+    req->offset += chunk;
+    if (req->offset == req->bytes) {
+      ps.streaming.pop_front();
+      complete(req, Status::Ok());
+    }
+  }
+  return moved;
+}
+
+// ---- posting --------------------------------------------------------------------
+
+Status P2pEngine::post_check(Request *req) {
+  if (req->peer >= 0 && req->peer != opts_.my_rank) {
+    if (req->peer >= opts_.fabric_size || !route_[static_cast<size_t>(req->peer)])
+      return Error(XC_ERR_UNSUPPORTED,
+                   "no transport reaches rank %d: it is on another host and this build has no inter-host transport",
+                   comm_rank_of(req, req->peer));
+  }
+  return Status::Ok();
+}
+
+Status P2pEngine::peer_gone_error(const Request *req, int rank) {
+  Transport *t = route_[static_cast<size_t>(rank)];
+  if (t && t->peer_departed(rank))
+    return Error(XC_ERR_PEER_FAILED, "rank %d has already left (it freed its communicators and exited)",
+                 comm_rank_of(req, rank));
+  return Error(XC_ERR_PEER_FAILED, "rank %d has failed (its process is gone)", comm_rank_of(req, rank));
+}
+
+void P2pEngine::post_send(Request *req) {
+  auto guard = lock();
+  req->kind = RequestKind::kSend;
+  Status st = post_check(req);
+  if (!st.ok()) return complete(req, std::move(st));
+  int peer = req->peer;
+  if (peer == opts_.my_rank) {
+    // To self: deliver at once through the normal arrival path, any size.
+    FrameHeader h{};
+    h.kind = kFrameEager;
+    h.ctx = req->ctx;
+    h.src = peer;
+    h.tag = req->tag;
+    h.bytes = req->bytes;
+    on_frame(peer, h, req->buf, req->bytes);
+    return complete(req, Status::Ok());
+  }
+  if (dead_[static_cast<size_t>(peer)]) return complete(req, peer_gone_error(req, peer));
+  FrameHeader h{};
+  h.ctx = req->ctx;
+  h.src = opts_.my_rank;
+  h.tag = req->tag;
+  h.bytes = req->bytes;
+  Transport *t = route_[static_cast<size_t>(peer)];
+  if (req->bytes <= opts_.eager_bytes && req->bytes <= t->max_payload()) {
+    h.kind = kFrameEager;
+    send_frame(peer, h, req->buf, req->bytes, req);
+    return;
+  }
+  req->id = next_id_++;
+  req->awaiting_reply = true;
+  sends_waiting_[req->id] = req;
+  h.kind = kFrameRts;
+  h.id = req->id;
+  h.arg = reinterpret_cast<uint64_t>(req->buf);
+  send_frame(peer, h, nullptr, 0, nullptr);
+}
+
+void P2pEngine::post_recv(Request *req) {
+  auto guard = lock();
+  req->kind = RequestKind::kRecv;
+  Status st = post_check(req);
+  if (!st.ok()) return complete(req, std::move(st));
+  progress_locked();  // so a message already in the ring is matched in order
+  for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
+    if (!matches(req, it->ctx, it->src, it->tag)) continue;
+    Unexpected u = std::move(*it);
+    unexpected_.erase(it);
+    if (u.rts)
+      start_large_recv(req, u.src, u.tag, u.bytes, u.send_id, u.addr);
+    else
+      deliver_eager(req, u.src, u.tag, u.data.data(), u.bytes);
+    return;
+  }
+  if (req->peer >= 0 && dead_[static_cast<size_t>(req->peer)]) return complete(req, peer_gone_error(req, req->peer));
+  if (req->peer < 0 && req->members) {
+    int failed = first_crashed_locked(*req->members);
+    if (failed >= 0) return complete(req, peer_gone_error(req, failed));
+  }
+  req->stage = RecvStage::kPosted;
+  posted_.push_back(req);
+}
+
+// ---- progress ----------------------------------------------------------------------
+
+bool P2pEngine::progress_locked() {
+  if (in_poll_) return false;
+  in_poll_ = true;
+  size_t events = 0;
+  for (Transport *t : transports_) events += t->poll(*this);
+  for (size_t i = 0; i < busy_peers_.size();) {
+    int peer = busy_peers_[i];
+    PeerState &ps = peers_[static_cast<size_t>(peer)];
+    if (flush_peer(peer, ps)) ++events;
+    if (ps.outbox.empty() && ps.streaming.empty()) {
+      busy_flag_[static_cast<size_t>(peer)] = 0;
+      busy_peers_[i] = busy_peers_.back();
+      busy_peers_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  in_poll_ = false;
+  return events > 0;
+}
+
+bool P2pEngine::pending_locked() const {
+  return !posted_.empty() || !sends_waiting_.empty() || !recvs_streaming_.empty() || !busy_peers_.empty();
+}
+
+void P2pEngine::check_peers_locked() {
+  auto now = Deadline::Clock::now();
+  if (now < next_peer_check_) return;
+  next_peer_check_ = now + std::chrono::milliseconds(kPeerCheckIntervalMs);
+  if (!pending_locked()) return;
+  for (int r = 0; r < opts_.fabric_size; ++r) {
+    Transport *t = route_[static_cast<size_t>(r)];
+    if (!t || r == opts_.my_rank || dead_[static_cast<size_t>(r)]) continue;
+    if (t->peer_alive(r)) continue;
+    // Take what it sent before it went, then fail what still needs it.
+    progress_locked();
+    fail_peer_locked(r);
+  }
+}
+
+int P2pEngine::first_crashed_locked(const std::vector<int> &members) {
+  for (int r : members) {
+    if (!dead_[static_cast<size_t>(r)]) continue;
+    Transport *t = route_[static_cast<size_t>(r)];
+    if (!t || !t->peer_departed(r)) return r;
+  }
+  return -1;
+}
+
+void P2pEngine::fail_peer_locked(int rank) {
+  dead_[static_cast<size_t>(rank)] = 1;
+  Transport *t = route_[static_cast<size_t>(rank)];
+  bool crashed = !t->peer_departed(rank);
+  XC_WARN("rank %d (fabric) %s", rank, crashed ? "failed: its process is gone" : "has left");
+  // Receives: from it, or from anyone in a communicator it crashed out of.
+  for (auto it = posted_.begin(); it != posted_.end();) {
+    Request *req = *it;
+    bool affected = req->peer == rank ||
+                    (req->peer < 0 && crashed && req->members &&
+                     std::find(req->members->begin(), req->members->end(), rank) != req->members->end());
+    if (affected) {
+      it = posted_.erase(it);
+      complete(req, peer_gone_error(req, rank));
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = recvs_streaming_.begin(); it != recvs_streaming_.end();) {
+    if (it->second->source == rank) {
+      Request *req = it->second;
+      it = recvs_streaming_.erase(it);
+      complete(req, peer_gone_error(req, rank));
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = sends_waiting_.begin(); it != sends_waiting_.end();) {
+    if (it->second->peer == rank) {
+      Request *req = it->second;
+      it = sends_waiting_.erase(it);
+      complete(req, peer_gone_error(req, rank));
+    } else {
+      ++it;
+    }
+  }
+  PeerState &ps = peers_[static_cast<size_t>(rank)];
+  for (Outgoing &o : ps.outbox)
+    if (o.completes) complete(o.completes, peer_gone_error(o.completes, rank));
+  for (Request *req : ps.streaming) complete(req, peer_gone_error(req, rank));
+  ps.outbox.clear();
+  ps.streaming.clear();
+}
+
+bool P2pEngine::peer_failed(int rank) {
+  auto guard = lock();
+  return rank >= 0 && rank < opts_.fabric_size && dead_[static_cast<size_t>(rank)];
+}
+
+int P2pEngine::first_failed(const std::vector<int> &members) {
+  auto guard = lock();
+  check_peers_locked();
+  for (int r : members)
+    if (dead_[static_cast<size_t>(r)]) return r;
+  return -1;
+}
+
+// ---- waiting -----------------------------------------------------------------------
+
+bool P2pEngine::test(Request *req) {
+  auto guard = lock();
+  if (!req->done) {
+    progress_locked();
+    check_peers_locked();
+  }
+  return req->done;
+}
+
+Status P2pEngine::wait(Request *req, Deadline deadline) {
+  int spins = 0;
+  for (;;) {
+    {
+      auto guard = lock();
+      if (req->done) return req->status;
+      bool moved = progress_locked();
+      if (req->done) return req->status;
+      check_peers_locked();
+      if (req->done) return req->status;
+      if (deadline.expired()) {
+        cancel_locked(req, Error(XC_ERR_TIMEOUT, "timed out"));
+        return req->status;
+      }
+      if (moved) spins = 0;
+      if (++spins < opts_.spin) {
+        guard = std::unique_lock<std::mutex>();
+        cpu_relax();
+        continue;
+      }
+      int sleep_ms = deadline.remaining_ms(kMaxSleepMs);
+      if (transports_.empty()) {
+        // Only self-messages exist: another thread's send completes us.
+        if (opts_.thread_safe)
+          done_cv_.wait_for(guard, std::chrono::milliseconds(sleep_ms));
+        else
+          std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+        continue;
+      }
+      Transport *t = transports_.front();
+      uint32_t token = t->prepare_wait();
+      moved = progress_locked();
+      if (req->done || moved || transports_.size() > 1) sleep_ms = 0;
+      guard = std::unique_lock<std::mutex>();
+      t->finish_wait(token, sleep_ms);
+      spins = opts_.spin / 2;  // after a sleep, spin a little before sleeping again
+    }
+  }
+}
+
+Status P2pEngine::wait_all(Request *const *reqs, size_t n, Deadline deadline) {
+  Status first;
+  for (size_t i = 0; i < n; ++i) {
+    if (!reqs[i]) continue;
+    Status st = wait(reqs[i], deadline);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+// ---- cancelling -----------------------------------------------------------------------
+
+void P2pEngine::cancel(Request *req, const Status &why) {
+  auto guard = lock();
+  cancel_locked(req, why);
+}
+
+void P2pEngine::cancel_locked(Request *req, const Status &why) {
+  if (req->done) return;
+  posted_.remove(req);
+  if (req->kind == RequestKind::kSend) {
+    sends_waiting_.erase(req->id);
+  } else {
+    recvs_streaming_.erase(req->id);
+  }
+  if (req->peer >= 0 && req->peer < opts_.fabric_size) {
+    PeerState &ps = peers_[static_cast<size_t>(req->peer)];
+    for (auto it = ps.outbox.begin(); it != ps.outbox.end();) {
+      if (it->completes == req)
+        it = ps.outbox.erase(it);
+      else
+        ++it;
+    }
+    ps.streaming.erase(std::remove(ps.streaming.begin(), ps.streaming.end(), req), ps.streaming.end());
+  }
+  req->cancelled = true;
+  complete(req, why);
+}
+
+void P2pEngine::cancel_context(uint32_t ctx, const Status &why) {
+  auto guard = lock();
+  std::vector<Request *> victims;
+  for (Request *req : posted_)
+    if (req->ctx == ctx) victims.push_back(req);
+  for (auto &kv : sends_waiting_)
+    if (kv.second->ctx == ctx) victims.push_back(kv.second);
+  for (auto &kv : recvs_streaming_)
+    if (kv.second->ctx == ctx) victims.push_back(kv.second);
+  for (PeerState &ps : peers_) {
+    for (Outgoing &o : ps.outbox)
+      if (o.completes && o.completes->ctx == ctx) victims.push_back(o.completes);
+    for (Request *req : ps.streaming)
+      if (req->ctx == ctx) victims.push_back(req);
+  }
+  for (Request *req : victims) cancel_locked(req, why);
+  // Unexpected messages of the context can never be received now.
+  unexpected_.remove_if([ctx](const Unexpected &u) { return u.ctx == ctx; });
+}
+
+void P2pEngine::announce_departure() {
+  auto guard = lock();
+  for (Transport *t : transports_) t->announce_departure();
+}
+
+}  // namespace xc

@@ -1,0 +1,51 @@
+#include "algo/coll_context.h"
+
+namespace xc::algo {
+
+void CollContext::prepare(Request &req, int peer, const void *buf, size_t bytes) {
+  req.ctx = ctx_;
+  req.peer = (*members_)[static_cast<size_t>(peer)];
+  req.tag = tag_;
+  req.members = members_;
+  req.buf = const_cast<void *>(buf);
+  req.bytes = bytes;
+}
+
+Status CollContext::finish(Request &req, const char *what, int peer) {
+  Status st = engine_.wait(&req, deadline_);
+  if (!st.ok() && st.code() == XC_ERR_TIMEOUT)
+    return Error(XC_ERR_TIMEOUT, "timed out waiting to %s rank %d (it never entered this op?)", what, peer);
+  if (st.ok() && req.kind == RequestKind::kRecv && req.message_bytes != req.bytes)
+    return Error(XC_ERR_INVALID_USAGE,
+                 "rank %d sent %zu bytes where %zu were expected: ranks passed different counts or dtypes", peer,
+                 req.message_bytes, req.bytes);
+  return st;
+}
+
+Status CollContext::send(int peer, const void *buf, size_t bytes) {
+  Request req;
+  prepare(req, peer, buf, bytes);
+  engine_.post_send(&req);
+  return finish(req, "send to", peer);
+}
+
+Status CollContext::recv(int peer, void *buf, size_t bytes) {
+  Request req;
+  prepare(req, peer, buf, bytes);
+  engine_.post_recv(&req);
+  return finish(req, "receive from", peer);
+}
+
+Status CollContext::sendrecv(int dest, const void *sendbuf, size_t sendbytes, int source, void *recvbuf,
+                             size_t recvbytes) {
+  Request rreq, sreq;
+  prepare(rreq, source, recvbuf, recvbytes);
+  prepare(sreq, dest, sendbuf, sendbytes);
+  engine_.post_recv(&rreq);
+  engine_.post_send(&sreq);
+  Status rs = finish(rreq, "receive from", source);
+  Status ss = finish(sreq, "send to", dest);
+  return rs.ok() ? ss : rs;
+}
+
+}  // namespace xc::algo

@@ -1,0 +1,46 @@
+// What a collective algorithm needs: the ranks of its communicator, a private
+// context id and tag (so its messages match nothing else), the engine to
+// send through, and the op's deadline. Algorithms are functions of this and
+// their buffers; they never know which transport carries a byte.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "core/deadline.h"
+#include "core/p2p_engine.h"
+#include "core/request.h"
+#include "core/status.h"
+
+namespace xc::algo {
+
+class CollContext {
+ public:
+  CollContext(P2pEngine &engine, std::shared_ptr<const std::vector<int>> members, int rank, uint32_t ctx, int tag,
+              Deadline deadline)
+      : engine_(engine), members_(std::move(members)), rank_(rank), ctx_(ctx), tag_(tag), deadline_(deadline) {}
+
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(members_->size()); }
+  // The op's sequence number on its communicator (also its tag).
+  int seq() const { return tag_; }
+
+  // Blocking exchanges with communicator ranks. Errors name the peer.
+  Status send(int peer, const void *buf, size_t bytes);
+  Status recv(int peer, void *buf, size_t bytes);
+  Status sendrecv(int dest, const void *sendbuf, size_t sendbytes, int source, void *recvbuf, size_t recvbytes);
+
+ private:
+  void prepare(Request &req, int peer, const void *buf, size_t bytes);
+  Status finish(Request &req, const char *what, int peer);
+
+  P2pEngine &engine_;
+  std::shared_ptr<const std::vector<int>> members_;
+  int rank_;
+  uint32_t ctx_;
+  int tag_;
+  Deadline deadline_;
+};
+
+}  // namespace xc::algo

@@ -1,0 +1,58 @@
+// Shared by every extern "C" entry point: the thread-local last error, the
+// guard that keeps exceptions from crossing the ABI, and the request pool.
+#pragma once
+
+#include <memory>
+#include <new>
+
+#include "core/comm.h"
+#include "core/request.h"
+#include "core/status.h"
+#include "xcomm.h"
+
+// The body behind xc_request_t.
+struct xc_request_s {
+  xc::Request req;
+  std::shared_ptr<xc::Fabric> fabric;                    // keeps the engine alive
+  std::shared_ptr<const std::vector<int>> rank_of_fabric;  // for status.source
+  uint64_t timeout_ms = 0;
+  const char *op = "";  // "xc_isend", ...
+  int peer = 0;         // communicator rank, for messages
+};
+
+namespace xc::api {
+
+// Record st as this thread's last error (prefixed by the function) and return its code.
+xc_result_t finish(const char *function, const Status &st);
+// Same, for a message that already names the function.
+xc_result_t finish_op(const char *function, const Status &st);
+// A successful call clears the last error.
+inline xc_result_t ok() {
+  extern thread_local bool t_has_error;
+  extern void clear_last_error();
+  if (t_has_error) clear_last_error();
+  return XC_SUCCESS;
+}
+
+// Requests come from a pool that never returns memory, so a stale handle
+// finds a freed magic instead of unmapped memory.
+xc_request_s *request_alloc();
+void request_free(xc_request_s *r);
+Status check_request(const xc_request_s *r);
+
+// Fill a user's status from a finished request (status may be NULL).
+void fill_status(const Request &req, const std::vector<int> *rank_of_fabric, xc_status_t *status);
+
+}  // namespace xc::api
+
+// Wrap an entry point's body: any exception becomes a status.
+#define XC_API_GUARD(function, ...)                                                     \
+  try {                                                                                 \
+    __VA_ARGS__                                                                         \
+  } catch (const std::bad_alloc &) {                                                    \
+    return ::xc::api::finish(function, ::xc::Error(XC_ERR_NO_MEMORY, "out of memory")); \
+  } catch (const std::exception &e) {                                                   \
+    return ::xc::api::finish(function, ::xc::Error(XC_ERR_INTERNAL, "%s", e.what()));   \
+  } catch (...) {                                                                       \
+    return ::xc::api::finish(function, ::xc::Error(XC_ERR_INTERNAL, "unknown exception")); \
+  }

@@ -1,0 +1,68 @@
+// The body behind xc_comm_t: a set of fabric ranks with its own context ids.
+// Handles are checked by magic on every call; a freed communicator keeps its
+// small shell (magic = freed) so a stale handle is reported, not followed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algo/coll_context.h"
+#include "core/deadline.h"
+#include "core/fabric.h"
+#include "core/status.h"
+#include "xcomm.h"
+
+constexpr uint32_t kCommMagic = 0x434f4d31;  // "COM1"
+constexpr uint32_t kCommFreed = 0x46524545;  // "FREE"
+
+struct xc_comm_s {
+  uint32_t magic = kCommMagic;
+  std::shared_ptr<xc::Fabric> fabric;
+  std::shared_ptr<const std::vector<int>> members;  // fabric rank of each communicator rank
+  std::shared_ptr<const std::vector<int>> rank_of_fabric;  // communicator rank of each fabric rank, -1 if absent
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  uint32_t ctx = 0;  // point-to-point; ctx + 1 carries the collectives
+  uint64_t timeout_ms = 300000;
+  std::string name;
+  std::atomic<bool> aborted{false};
+  std::atomic<uint64_t> coll_seq{0};
+};
+
+namespace xc {
+
+// Validate a handle from the user (NULL, freed, garbage-but-readable).
+Status check_comm(const xc_comm_s *comm);
+
+// XC_ERR_ABORTED after xc_comm_abort.
+Status check_usable(const xc_comm_s *comm);
+
+// The config the user passed (NULL = defaults), copied and validated:
+// min(size, ours) bytes, a non-zero unknown tail rejected.
+Status read_config(const xc_config_t *user, xc_config_t *out);
+
+uint64_t effective_timeout_ms(const xc_config_t &cfg);
+
+Status comm_init_world(const xc_config_t *cfg, xc_comm_s **out);
+Status comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, const xc_config_t *cfg, xc_comm_s **out);
+Status comm_get_unique_id(xc_unique_id_t *id);
+Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg, xc_comm_s **out);
+Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes, const int *ranks,
+                         const xc_config_t *cfg, xc_comm_s **out);
+Status comm_dup(xc_comm_s *comm, xc_comm_s **out);
+Status comm_free(xc_comm_s *comm);
+void comm_abort(xc_comm_s *comm);
+xc_result_t comm_async_error(xc_comm_s *comm);
+
+// The context of comm's next collective (its own tag, the op's deadline).
+algo::CollContext make_coll_context(xc_comm_s *comm);
+
+// A deadline for one op on comm.
+inline Deadline op_deadline(const xc_comm_s *comm) { return Deadline::AfterMs(comm->timeout_ms); }
+
+}  // namespace xc

@@ -1,0 +1,66 @@
+// A fabric is one job as this process sees it: its rank among all ranks, who
+// runs where, the bootstrap store, the transports to every peer and the
+// point-to-point engine over them. It is made once per xc_init or
+// xc_comm_init_rank; every communicator split from it shares it, so splits
+// and point-to-point never make new connections.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.h"
+#include "core/p2p_engine.h"
+#include "core/status.h"
+#include "transport/shm/shm_transport.h"
+
+namespace xc {
+
+struct FabricSetup {
+  int rank = 0;
+  int size = 1;
+  std::string store_host;  // empty with size 1
+  uint16_t store_port = 0;
+  int store_fd = -1;       // rank 0: serve on this inherited socket
+  bool serve_store = false;  // rank 0 of xc_init serves; unique-id stores are served elsewhere
+  std::string token;
+  std::string job_id;
+  uint64_t timeout_ms = 300000;
+  bool thread_safe = true;
+};
+
+class Fabric {
+ public:
+  static Status create(const FabricSetup &setup, std::shared_ptr<Fabric> *out);
+  ~Fabric();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  P2pEngine &engine() { return *engine_; }
+  // Index of the host fabric rank r runs on (equal index = same host).
+  int host_of(int r) const { return host_index_[static_cast<size_t>(r)]; }
+  int host_count() const { return host_count_; }
+
+  // Context ids: every communicator uses two (point-to-point and collectives).
+  uint32_t next_ctx() const { return next_ctx_.load(); }
+  void reserve_ctx_below(uint32_t limit);
+
+ private:
+  Fabric() = default;
+  Status bootstrap(const FabricSetup &setup);
+  Status connect_shm(const FabricSetup &setup, std::vector<int> local_ranks, std::vector<pid_t> pids);
+
+  int rank_ = 0;
+  int size_ = 1;
+  std::vector<int> host_index_;
+  int host_count_ = 1;
+  std::atomic<uint32_t> next_ctx_{2};  // 0 and 1 belong to the fabric's first communicator
+  std::unique_ptr<bootstrap::StoreServer> server_;
+  std::unique_ptr<bootstrap::StoreClient> store_;
+  std::unique_ptr<shm::ShmTransport> shm_;
+  std::unique_ptr<P2pEngine> engine_;
+};
+
+}  // namespace xc

@@ -1,0 +1,54 @@
+// The state of one point-to-point operation: the body behind xc_request_t and
+// the unit the engine tracks. Collective algorithms use the same requests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/status.h"
+
+namespace xc {
+
+constexpr uint32_t kRequestMagic = 0x52455131;  // "REQ1"
+constexpr uint32_t kRequestFreed = 0xdeadbeef;
+
+enum class RequestKind : uint8_t { kSend, kRecv };
+
+// Where a pending receive stands.
+enum class RecvStage : uint8_t { kPosted, kStreaming, kDone };
+
+struct Request {
+  uint32_t magic = kRequestMagic;
+  RequestKind kind = RequestKind::kSend;
+  bool done = false;
+  bool cancelled = false;
+  Status status;
+
+  // Matching: fabric ranks; peer -1 = any source, tag -1 = any tag.
+  uint32_t ctx = 0;
+  int peer = -1;
+  int tag = -1;
+  // The communicator's members (fabric ranks) — for any-source failure
+  // detection and for translating the source back to a communicator rank.
+  std::shared_ptr<const std::vector<int>> members;
+
+  // Buffer: send bytes / receive capacity.
+  void *buf = nullptr;
+  size_t bytes = 0;
+
+  // Outcome (receives): who sent it, with which tag, how big it was.
+  int source = -1;
+  int source_tag = -1;
+  size_t message_bytes = 0;
+
+  // Rendezvous.
+  uint64_t id = 0;         // ours, on the wire
+  uint64_t remote_id = 0;  // the other side's
+  size_t offset = 0;       // bytes streamed so far
+  RecvStage stage = RecvStage::kPosted;
+  bool awaiting_reply = false;  // send: RTS out, waiting for CTS or FIN
+};
+
+}  // namespace xc

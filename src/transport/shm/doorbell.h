@@ -1,0 +1,26 @@
+// Cross-process sleeping and waking on a 32-bit word in shared memory (a
+// futex). A waiting rank spins briefly, then sleeps here; whoever gives it
+// work rings the bell only when someone is asleep, so the fast path costs one
+// load.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace xc::shm {
+
+struct alignas(64) Doorbell {
+  std::atomic<uint32_t> bell{0};
+  char pad0[60];
+  std::atomic<uint32_t> sleepers{0};
+  char pad1[60];
+
+  // Wake every sleeper, if any (after publishing the work).
+  void ring();
+  // Announce intent to sleep; returns the bell value to pass to sleep().
+  uint32_t prepare_sleep();
+  // Sleep while the bell still reads seen, at most max_ms; then leave.
+  void sleep(uint32_t seen, int max_ms);
+};
+
+}  // namespace xc::shm

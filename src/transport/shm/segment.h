@@ -1,0 +1,40 @@
+// A POSIX shared-memory segment mapped into this process. The creator unlinks
+// the name once every peer has attached, so a crash leaves nothing behind in
+// /dev/shm; the mapping lives until the object is destroyed.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "core/status.h"
+
+namespace xc::shm {
+
+class Segment {
+ public:
+  Segment() = default;
+  ~Segment();
+  Segment(const Segment &) = delete;
+  Segment &operator=(const Segment &) = delete;
+  Segment(Segment &&other) noexcept;
+  Segment &operator=(Segment &&other) noexcept;
+
+  // Create name (exclusive) of bytes, mapped and pre-faulted by this process.
+  static Status create(const std::string &name, size_t bytes, Segment *out);
+  // Map an existing segment; its size must be at least bytes.
+  static Status attach(const std::string &name, size_t bytes, Segment *out);
+  // Remove the name (the memory stays mapped where it is). Idempotent.
+  void unlink();
+
+  void *base() const { return base_; }
+  size_t size() const { return size_; }
+
+ private:
+  void reset();
+  std::string name_;
+  void *base_ = nullptr;
+  size_t size_ = 0;
+  bool owner_ = false;
+};
+
+}  // namespace xc::shm

@@ -1,0 +1,76 @@
+// The interface every transport implements: moving framed messages between
+// this process and one peer of a fabric. The point-to-point engine (matching,
+// rendezvous) sits above it and never knows which transport carries a byte.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/deadline.h"
+#include "core/status.h"
+
+namespace xc {
+
+// What the engine puts on the wire. Fixed size, 48 bytes.
+struct FrameHeader {
+  uint32_t kind;     // FrameKind
+  uint32_t ctx;      // communicator context id
+  int32_t src;       // fabric rank of the sender
+  int32_t tag;
+  uint64_t bytes;    // whole message size (EAGER, RTS) or this piece's size (DATA)
+  uint64_t id;       // sender's request id (RTS, CTS, FIN) or receiver's (DATA)
+  uint64_t arg;      // RTS: sender address for single-copy; CTS: receiver id; DATA: offset
+  uint32_t flags;
+  uint32_t reserved;
+};
+static_assert(sizeof(FrameHeader) == 48, "FrameHeader is part of the shm wire format");
+
+enum FrameKind : uint32_t {
+  kFrameEager = 1,  // header + the whole message
+  kFrameRts = 2,    // ready to send: a large message waits for its receiver
+  kFrameCts = 3,    // clear to send (receiver → sender), or discard
+  kFrameData = 4,   // a piece of a large message after CTS
+  kFrameFin = 5,    // receiver read the message itself (single-copy); sender is done
+};
+
+enum FrameFlags : uint32_t {
+  kCtsDiscard = 1,   // receive was truncated: send no data, complete
+  kCtsSingleCopy = 2 // receiver reads the sender's memory itself; wait for FIN
+};
+
+// Called for each frame that arrives; payload is valid only during the call.
+class FrameSink {
+ public:
+  virtual ~FrameSink() = default;
+  virtual void on_frame(int peer, const FrameHeader &h, const void *payload, size_t len) = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Largest payload one frame may carry.
+  virtual size_t max_payload() const = 0;
+  // Append a frame for peer if it fits now; false (and nothing sent) when full.
+  virtual bool try_send(int peer, const FrameHeader &h, const void *payload, size_t len) = 0;
+  // Deliver every frame that has arrived, in order per peer. Returns how many.
+  virtual size_t poll(FrameSink &sink) = 0;
+  // Sleeping in two steps so no wake-up is lost: announce the sleep, make
+  // one more pass over the work (poll, retry sends), then sleep at most
+  // max_ms (0: do not sleep) until a frame arrives or ring space frees up.
+  virtual uint32_t prepare_wait() = 0;
+  virtual void finish_wait(uint32_t token, int max_ms) = 0;
+  // False once the peer's process is known to be gone.
+  virtual bool peer_alive(int peer) = 0;
+  // True when a gone peer had said goodbye (freed its last communicator)
+  // rather than crashed.
+  virtual bool peer_departed(int peer) = 0;
+  // Tell the peers this process is leaving on purpose.
+  virtual void announce_departure() = 0;
+  // Copy len bytes at the peer's address remote into dst (single-copy path).
+  // XC_ERR_UNSUPPORTED when the transport or the kernel cannot.
+  virtual Status read_remote(int peer, uint64_t remote, void *dst, size_t len) = 0;
+  virtual bool has_read_remote() const = 0;
+};
+
+}  // namespace xc
