@@ -159,6 +159,11 @@ void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, si
       auto it = recvs_streaming_.find(h.id);
       if (it == recvs_streaming_.end()) return;  // cancelled meanwhile: drop the piece
       Request *req = it->second;
+      if (h.arg > req->message_bytes || len > req->message_bytes - h.arg) {
+        XC_WARN("dropping a piece [%llu, +%zu) from rank %d beyond its %zu-byte message",
+                static_cast<unsigned long long>(h.arg), len, peer, req->message_bytes);
+        return;
+      }
       memcpy(static_cast<char *>(req->buf) + h.arg, payload, len);
       req->offset += len;
       if (req->offset >= req->message_bytes) {

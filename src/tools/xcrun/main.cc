@@ -1,0 +1,87 @@
+// xcrun: starts N ranks of a program on this host and supervises them, like
+// mpirun or torchrun. It needs none of the library: it hands every rank its
+// place in the job through the environment and, to rank 0 only, a listening
+// socket on which the library serves the bootstrap store. Binding the socket
+// here and passing it down (rather than passing a port number for rank 0 to
+// bind later) means no other process can take the port in between.
+//
+// One poll loop does all the supervision: a signalfd delivers SIGCHLD and the
+// signals to forward, and with --tag-output the ranks' output pipes are read
+// there too. Every wait in it has a deadline, so xcrun always ends.
+//
+// The parts: options.cc (command line), job.cc (job id, token, socket,
+// environment), spawn.cc (fork and exec), supervise.cc (the loop); this
+// file puts them in order.
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "xcrun.h"
+
+namespace xcrun {
+
+void say(const std::string &text) {
+  std::string line = "xcrun: " + text + "\n";
+  fputs(line.c_str(), stderr);
+}
+
+std::string plural(int n, const char *word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+[[noreturn]] void die(const std::string &text) {
+  say(text);
+  exit(1);
+}
+
+namespace {
+
+// The library names its shared-memory segments /dev/shm/xcomm-<job>-* and
+// unlinks them itself; a crashed rank cannot, so xcrun sweeps after it.
+void remove_shm_leftovers(const std::string &job_id) {
+  DIR *dir = opendir("/dev/shm");
+  if (!dir) return;
+  std::string prefix = "xcomm-" + job_id + "-";
+  int removed = 0;
+  while (dirent *e = readdir(dir))
+    if (strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0 && unlinkat(dirfd(dir), e->d_name, 0) == 0)
+      ++removed;
+  closedir(dir);
+  if (removed > 0) say("removed " + plural(removed, "leftover shared-memory file") + " of job " + job_id);
+}
+
+int run(int argc, char **argv) {
+  Options opts = parse_options(argc, argv);
+
+  // Block the signals before the first fork so that none is lost: they wait
+  // in the signalfd until the loop reads them. SIGPIPE is ignored so that a
+  // closed stdout shows up as EPIPE in write_all, not as xcrun's death.
+  ParentState parent{};
+  parent.pid = getpid();
+  sigset_t handled = handled_signals();
+  if (sigprocmask(SIG_BLOCK, &handled, &parent.old_mask) != 0) die(std::string("sigprocmask: ") + strerror(errno));
+  int sigfd = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd < 0) die(std::string("signalfd: ") + strerror(errno));
+  signal(SIGPIPE, SIG_IGN);
+  parent.old_nofile = raise_fd_limit(opts.np, opts.tag_output);
+
+  Job job = make_job();
+  std::vector<Rank> ranks(size_t(opts.np));
+  int started = spawn_ranks(opts, job, parent, &ranks);
+  close(job.store_fd);  // rank 0 has its own copy; nobody else may hold it
+  ranks.resize(size_t(started));
+
+  int code = supervise(opts, std::move(ranks), sigfd, started < opts.np);
+  remove_shm_leftovers(job.id);
+  return code;
+}
+
+}  // namespace
+}  // namespace xcrun
+
+int main(int argc, char **argv) { return xcrun::run(argc, argv); }

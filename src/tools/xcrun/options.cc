@@ -1,0 +1,151 @@
+// Command line of xcrun: parsing and the usage text.
+
+#include <getopt.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "xcomm_build_config.h"  // XC_VERSION_STRING only
+#include "xcrun.h"
+
+namespace xcrun {
+namespace {
+
+// Variables xcrun sets itself: stripped from what the ranks inherit (a nested
+// xcrun must not leak its own job into the inner one) and refused with -x.
+const char *const kManagedVars[] = {
+    "XC_RANK",       "XC_SIZE",    "XC_LOCAL_RANK", "XC_LOCAL_SIZE",    "XC_STORE_ADDR",
+    "XC_STORE_TOKEN", "XC_STORE_FD", "XC_JOB_ID",   "RANK",             "WORLD_SIZE",
+    "LOCAL_RANK",    "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+};
+
+const char kUsage[] =
+    "usage: xcrun -n N [options] [--] program [args...]\n"
+    "Starts N ranks of program on this host and stops them all when one fails.\n"
+    "\n"
+    "  -n, --np N             number of ranks, 1..4096 (required)\n"
+    "  -x, --env VAR=VALUE    set VAR in the environment of every rank (repeatable)\n"
+    "      --tag-output       prefix every line the ranks print with \"[rank] \"\n"
+    "      --timeout SECONDS  stop the job after this wall time and exit 124\n"
+    "      --grace SECONDS    time the ranks get after SIGTERM before SIGKILL (default 5)\n"
+    "  -h, --help             print this help\n"
+    "      --version          print the version\n"
+    "\n"
+    "Each rank gets XC_RANK, XC_SIZE, XC_LOCAL_RANK, XC_LOCAL_SIZE, XC_STORE_ADDR,\n"
+    "XC_STORE_TOKEN and XC_JOB_ID, and RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
+    "MASTER_ADDR and MASTER_PORT as torchrun sets them. SIGINT and SIGTERM are passed\n"
+    "on to the ranks; a second one kills them at once. Standard input goes to rank 0\n"
+    "unless it is a terminal (the ranks run in their own process groups, where\n"
+    "reading the terminal would stop them).\n"
+    "\n"
+    "Exit status: 0 when every rank exits 0; else the status of the first rank that\n"
+    "failed (128+N when signal N killed it), 128+N when xcrun got signal N, 124 on\n"
+    "timeout, 2 on bad usage.\n";
+
+[[noreturn]] void usage_error(const std::string &text) {
+  say(text);
+  fputs(kUsage, stderr);
+  exit(kUsageExit);
+}
+
+bool parse_int(const char *text, long *out) {
+  char *end = nullptr;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+// Seconds may be fractional ("0.5"); a year is more than any job needs and
+// keeps the arithmetic on time points far from overflow.
+bool parse_seconds(const char *text, double *out) {
+  char *end = nullptr;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !std::isfinite(v) || v < 0 || v > 3.2e7)
+    return false;
+  *out = v;
+  return true;
+}
+
+void check_env_assignment(const char *text) {
+  const char *eq = strchr(text, '=');
+  std::string name(text, eq ? size_t(eq - text) : strlen(text));
+  bool valid = eq && !name.empty() && !isdigit(static_cast<unsigned char>(name[0]));
+  for (char c : name) valid = valid && (isalnum(static_cast<unsigned char>(c)) || c == '_');
+  if (!valid) usage_error(std::string("-x wants VAR=VALUE, not '") + text + "'");
+  if (is_managed_var(name)) usage_error("-x " + name + ": xcrun sets this variable itself");
+}
+
+}  // namespace
+
+bool is_managed_var(const std::string &name) {
+  for (const char *m : kManagedVars)
+    if (name == m) return true;
+  return false;
+}
+
+Options parse_options(int argc, char **argv) {
+  enum { kTagOutput = 1000, kTimeout, kGrace, kVersion };
+  static const option longs[] = {
+      {"np", required_argument, nullptr, 'n'},
+      {"env", required_argument, nullptr, 'x'},
+      {"tag-output", no_argument, nullptr, kTagOutput},
+      {"timeout", required_argument, nullptr, kTimeout},
+      {"grace", required_argument, nullptr, kGrace},
+      {"help", no_argument, nullptr, 'h'},
+      {"version", no_argument, nullptr, kVersion},
+      {nullptr, 0, nullptr, 0},
+  };
+  Options o;
+  opterr = 0;  // the messages below say more than getopt's
+  // '+': options end at the first non-option, which is the program; ':':
+  // report a missing argument as ':' rather than '?'.
+  for (;;) {
+    int c = getopt_long(argc, argv, "+:n:x:h", longs, nullptr);
+    if (c == -1) break;
+    long n = 0;
+    double s = 0;
+    switch (c) {
+      case 'n':
+        if (!parse_int(optarg, &n) || n < 1 || n > kMaxRanks)
+          usage_error(std::string("-n wants a number of ranks from 1 to 4096, not '") + optarg + "'");
+        o.np = static_cast<int>(n);
+        break;
+      case 'x':
+        check_env_assignment(optarg);
+        o.extra_env.emplace_back(optarg);
+        break;
+      case kTagOutput: o.tag_output = true; break;
+      case kTimeout:
+        if (!parse_seconds(optarg, &s) || s <= 0)
+          usage_error(std::string("--timeout wants a positive number of seconds, not '") + optarg + "'");
+        o.timeout_s = s;
+        break;
+      case kGrace:
+        if (!parse_seconds(optarg, &s))
+          usage_error(std::string("--grace wants a number of seconds, not '") + optarg + "'");
+        o.grace_s = s;
+        break;
+      case 'h': fputs(kUsage, stdout); exit(0);
+      case kVersion: printf("xcrun (xcomm) %s\n", XC_VERSION_STRING); exit(0);
+      case ':': usage_error(std::string("option '") + argv[optind - 1] + "' needs a value");
+      default:  // optopt names an unknown short option, even inside "-qn2"
+        if (optopt > 0 && optopt < 128 && isgraph(optopt))
+          usage_error(std::string("unknown option '-") + char(optopt) + "'");
+        usage_error(std::string("unknown option '") + argv[optind - 1] + "'");
+    }
+  }
+  if (o.np == 0) usage_error("the number of ranks (-n N) is required");
+  if (optind >= argc) usage_error("no program to run");
+  o.argv.assign(argv + optind, argv + argc);
+  o.argv.push_back(nullptr);
+  return o;
+}
+
+}  // namespace xcrun

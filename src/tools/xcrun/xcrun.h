@@ -1,0 +1,108 @@
+// xcrun, the launcher: what its parts share. xcrun needs none of the
+// library and includes nothing from it; see main.cc for the design.
+#pragma once
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xcrun {
+
+constexpr int kMaxRanks = 4096;
+constexpr int kUsageExit = 2;
+constexpr int kTimeoutExit = 124;
+constexpr int kExecFailedExit = 127;
+
+// Messages on stderr, each line starting with "xcrun: ".
+void say(const std::string &text);
+[[noreturn]] void die(const std::string &text);  // say, then exit 1
+std::string plural(int n, const char *word);     // "1 rank", "3 ranks"
+
+// options.cc
+
+struct Options {
+  int np = 0;
+  bool tag_output = false;
+  std::optional<double> timeout_s;
+  double grace_s = 5.0;
+  std::vector<std::string> extra_env;  // VAR=VALUE
+  std::vector<char *> argv;            // program and its arguments, null-terminated
+};
+
+// Parses the command line; exits 2 with the usage on a mistake, 0 after
+// --help or --version.
+Options parse_options(int argc, char **argv);
+
+// Whether xcrun sets this variable itself (so -x may not, and the ranks do
+// not inherit xcrun's own value).
+bool is_managed_var(const std::string &name);
+
+// job.cc
+
+struct Job {
+  std::string id;     // [A-Za-z0-9_-] only: it becomes part of /dev/shm names
+  std::string token;  // shared secret of the bootstrap store
+  int store_fd = -1;  // listening; close-on-exec everywhere but in rank 0
+  uint16_t port = 0;
+};
+
+// A fresh job id and token, and the rendezvous socket bound and listening.
+Job make_job();
+
+// The environment of every rank: xcrun's own minus the managed variables,
+// then the -x assignments; rank_env adds the rank's own variables.
+std::vector<std::string> common_env(const Options &o);
+std::vector<std::string> rank_env(const std::vector<std::string> &common, const Job &job, int rank, int np);
+
+// spawn.cc
+
+// Signals xcrun collects through its signalfd.
+sigset_t handled_signals();
+// Those that stop the job; the others are only passed on.
+bool is_stop_signal(int sig);
+
+// State a rank must not inherit from xcrun; it is restored in the child
+// between fork and exec.
+struct ParentState {
+  sigset_t old_mask;
+  rlimit old_nofile;
+  pid_t pid;
+};
+
+// Output of one rank on one stream, re-emitted line by line with a prefix.
+struct TaggedStream {
+  int fd = -1;            // read end of the pipe; -1 once at EOF
+  int dest = 1;           // xcrun's stdout or stderr
+  int rank = 0;
+  std::string pending;    // bytes of an unfinished line
+  bool mid_line = false;  // a piece of a long line went out without its end
+};
+
+struct Rank {
+  pid_t pid = -1;
+  bool running = false;
+  TaggedStream out, err;
+};
+
+// Raises the soft limit on open files so --tag-output can hold two pipes per
+// rank at -n 4096; returns the old limit, which the ranks get back.
+rlimit raise_fd_limit(int np, bool tag_output);
+
+// Starts every rank into ranks (sized np). Returns how many started; after a
+// failure, the ones already running must be stopped.
+int spawn_ranks(const Options &o, const Job &job, const ParentState &parent, std::vector<Rank> *ranks);
+
+// supervise.cc
+
+// Runs the poll loop until every rank has ended (or was given up on) and
+// returns xcrun's exit status. launch_failed: not every rank could be
+// started, so the job is stopped at once.
+int supervise(const Options &o, std::vector<Rank> ranks, int sigfd, bool launch_failed);
+
+}  // namespace xcrun

@@ -1,0 +1,42 @@
+# A failing rank stops the job: the message names it, the others are stopped
+# at once (SIGTERM, or SIGKILL after the grace period), and xcrun's exit
+# status is the failing rank's.
+source "$(dirname "$0")/common.sh"
+
+run -n 3 true
+expect_rc 0 "all ranks succeed"
+[ -z "$err" ] || fail "a successful job printed: $err"
+
+# The grace period is long, so a quick end proves SIGTERM stopped the others.
+run -n 3 --grace 30 "$HELPER" fail 1 3
+expect_rc 3 "rank 1 exits 3"
+expect_grep "$err" '^xcrun: rank 1 \(pid [0-9]+\) exited with status 3; stopping the other 2 ranks$' "exit message"
+expect_faster 10000 "stopping after exit 3"
+
+run -n 3 --grace 30 "$HELPER" sigkill 2
+expect_rc 137 "rank 2 killed by SIGKILL"
+expect_grep "$err" '^xcrun: rank 2 \(pid [0-9]+\) was killed by signal 9 \(Killed\); stopping the other 2 ranks$' \
+  "signal message"
+expect_faster 10000 "stopping after SIGKILL"
+
+# Ranks that ignore SIGTERM are killed when the grace period ends.
+mkfifo "$tmp/fifo"
+run -n 3 --grace 0.5 "$HELPER" stubborn 0 "$tmp/fifo"
+expect_rc 5 "stubborn ranks"
+expect_grep "$err" '^xcrun: rank 0 \(pid [0-9]+\) exited with status 5; stopping the other 2 ranks$' "stubborn message"
+[ "$elapsed" -ge 450 ] || fail "survivors were killed after $elapsed ms, before the 500 ms grace period"
+expect_faster 10000 "SIGKILL after the grace period"
+
+# A program that cannot be run.
+run -n 2 /nonexistent/xcrun-no-such-program
+expect_rc 127 "missing program"
+expect_grep "$err" "^xcrun: cannot run '/nonexistent/xcrun-no-such-program': No such file or directory\$" \
+  "exec error"
+expect_grep "$err" '^xcrun: rank [01] \(pid [0-9]+\) exited with status 127' "exec failure as a rank failure"
+
+# One rank alone: nobody to stop.
+run -n 1 sh -c 'exit 7'
+expect_rc 7 "single rank exits 7"
+expect_grep "$err" '^xcrun: rank 0 \(pid [0-9]+\) exited with status 7$' "single rank message"
+
+finish
