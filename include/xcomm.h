@@ -230,7 +230,8 @@ xc_result_t xc_irecv(void *buf, size_t count, xc_dtype_t dtype, int peer, int ta
                      xc_request_t *req);
 
 /* Wait for a request, fill status (may be NULL), free it and set *req = NULL.
-   A NULL *req returns at once. Returns the request's own result. */
+   A NULL *req returns at once with an empty status (source XC_ANY_SOURCE,
+   tag XC_ANY_TAG, error 0, bytes 0). Returns the request's own result. */
 xc_result_t xc_wait(xc_request_t *req, xc_status_t *status);
 /* *done = 1 and the request freed (as xc_wait) when complete; else *done = 0. */
 xc_result_t xc_test(xc_request_t *req, int *done, xc_status_t *status);
