@@ -7,6 +7,7 @@ void CollContext::prepare(Request &req, int peer, const void *buf, size_t bytes)
   req.peer = (*members_)[static_cast<size_t>(peer)];
   req.tag = tag_;
   req.members = members_;
+  req.collective = true;
   req.buf = const_cast<void *>(buf);
   req.bytes = bytes;
 }

@@ -105,6 +105,9 @@ void P2pEngine::start_large_recv(Request *req, int src, int tag, size_t bytes, u
   Transport *t = route_[static_cast<size_t>(src)];
   if (t->has_read_remote()) {
     Status st = t->read_remote(src, addr, req->buf, bytes);
+    if (!st.ok())
+      st = Status(st.code(), "receiving " + std::to_string(bytes) + " bytes from rank " +
+                                 std::to_string(comm_rank_of(req, src)) + ": " + st.message());
     h.kind = kFrameFin;
     send_frame(src, h, nullptr, 0, nullptr);
     complete(req, std::move(st));
@@ -254,10 +257,18 @@ Status P2pEngine::peer_gone_error(const Request *req, int rank) {
   return Error(XC_ERR_PEER_FAILED, "rank %d has failed (its process is gone)", comm_rank_of(req, rank));
 }
 
+Status P2pEngine::collective_check_locked(const Request *req) {
+  if (!req->collective || !req->members) return Status::Ok();
+  int failed = first_crashed_locked(*req->members);
+  if (failed < 0) return Status::Ok();
+  return peer_gone_error(req, failed);
+}
+
 void P2pEngine::post_send(Request *req) {
   auto guard = lock();
   req->kind = RequestKind::kSend;
   Status st = post_check(req);
+  if (st.ok()) st = collective_check_locked(req);
   if (!st.ok()) return complete(req, std::move(st));
   int peer = req->peer;
   if (peer == opts_.my_rank) {
@@ -296,6 +307,7 @@ void P2pEngine::post_recv(Request *req) {
   auto guard = lock();
   req->kind = RequestKind::kRecv;
   Status st = post_check(req);
+  if (st.ok()) st = collective_check_locked(req);
   if (!st.ok()) return complete(req, std::move(st));
   progress_locked();  // so a message already in the ring is matched in order
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
@@ -344,11 +356,11 @@ bool P2pEngine::pending_locked() const {
   return !posted_.empty() || !sends_waiting_.empty() || !recvs_streaming_.empty() || !busy_peers_.empty();
 }
 
-void P2pEngine::check_peers_locked() {
+void P2pEngine::check_peers_locked(bool even_if_idle) {
   auto now = Deadline::Clock::now();
   if (now < next_peer_check_) return;
+  if (!even_if_idle && !pending_locked()) return;
   next_peer_check_ = now + std::chrono::milliseconds(kPeerCheckIntervalMs);
-  if (!pending_locked()) return;
   for (int r = 0; r < opts_.fabric_size; ++r) {
     Transport *t = route_[static_cast<size_t>(r)];
     if (!t || r == opts_.my_rank || dead_[static_cast<size_t>(r)]) continue;
@@ -373,13 +385,17 @@ void P2pEngine::fail_peer_locked(int rank) {
   Transport *t = route_[static_cast<size_t>(rank)];
   bool crashed = !t->peer_departed(rank);
   XC_WARN("rank %d (fabric) %s", rank, crashed ? "failed: its process is gone" : "has left");
-  // Receives: from it, or from anyone in a communicator it crashed out of.
+  // What needs it: requests addressed to it; and, when it crashed, receives
+  // from anyone in a communicator it belonged to, and every part of a
+  // collective among its members (a survivor's partner may have given up).
+  auto affected = [&](const Request *req, int peer) {
+    if (peer == rank) return true;
+    if (!crashed || !req->members || (peer >= 0 && !req->collective)) return false;
+    return std::find(req->members->begin(), req->members->end(), rank) != req->members->end();
+  };
   for (auto it = posted_.begin(); it != posted_.end();) {
     Request *req = *it;
-    bool affected = req->peer == rank ||
-                    (req->peer < 0 && crashed && req->members &&
-                     std::find(req->members->begin(), req->members->end(), rank) != req->members->end());
-    if (affected) {
+    if (affected(req, req->peer)) {
       it = posted_.erase(it);
       complete(req, peer_gone_error(req, rank));
     } else {
@@ -387,7 +403,7 @@ void P2pEngine::fail_peer_locked(int rank) {
     }
   }
   for (auto it = recvs_streaming_.begin(); it != recvs_streaming_.end();) {
-    if (it->second->source == rank) {
+    if (affected(it->second, it->second->source)) {
       Request *req = it->second;
       it = recvs_streaming_.erase(it);
       complete(req, peer_gone_error(req, rank));
@@ -396,13 +412,25 @@ void P2pEngine::fail_peer_locked(int rank) {
     }
   }
   for (auto it = sends_waiting_.begin(); it != sends_waiting_.end();) {
-    if (it->second->peer == rank) {
+    if (affected(it->second, it->second->peer)) {
       Request *req = it->second;
       it = sends_waiting_.erase(it);
       complete(req, peer_gone_error(req, rank));
     } else {
       ++it;
     }
+  }
+  if (crashed) {  // collective sends queued for live members
+    std::vector<Request *> stalled;
+    for (int p : busy_peers_) {
+      if (p == rank) continue;
+      PeerState &q = peers_[static_cast<size_t>(p)];
+      for (Outgoing &o : q.outbox)
+        if (o.completes && o.completes->collective && affected(o.completes, p)) stalled.push_back(o.completes);
+      for (Request *req : q.streaming)
+        if (req->collective && affected(req, p)) stalled.push_back(req);
+    }
+    for (Request *req : stalled) cancel_locked(req, peer_gone_error(req, rank));
   }
   PeerState &ps = peers_[static_cast<size_t>(rank)];
   for (Outgoing &o : ps.outbox)
@@ -419,7 +447,7 @@ bool P2pEngine::peer_failed(int rank) {
 
 int P2pEngine::first_failed(const std::vector<int> &members) {
   auto guard = lock();
-  check_peers_locked();
+  check_peers_locked(true);
   for (int r : members)
     if (dead_[static_cast<size_t>(r)]) return r;
   return -1;
@@ -531,6 +559,8 @@ void P2pEngine::cancel_context(uint32_t ctx, const Status &why) {
       if (req->ctx == ctx) victims.push_back(req);
   }
   for (Request *req : victims) cancel_locked(req, why);
+  if (!victims.empty())
+    for (Transport *t : transports_) t->wake_self();  // waiters asleep on these requests
   // Unexpected messages of the context can never be received now.
   unexpected_.remove_if([ctx](const Unexpected &u) { return u.ctx == ctx; });
 }

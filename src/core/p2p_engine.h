@@ -95,9 +95,10 @@ class P2pEngine final : private FrameSink {
   bool flush_peer(int peer, PeerState &ps);
   bool progress_locked();
   bool pending_locked() const;
-  void check_peers_locked();
+  void check_peers_locked(bool even_if_idle = false);
   void fail_peer_locked(int rank);
   int first_crashed_locked(const std::vector<int> &members);
+  Status collective_check_locked(const Request *req);
   void cancel_locked(Request *req, const Status &why);
   void complete(Request *req, Status st);
   void mark_busy(int peer);

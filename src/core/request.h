@@ -24,6 +24,7 @@ struct Request {
   RequestKind kind = RequestKind::kSend;
   bool done = false;
   bool cancelled = false;
+  bool collective = false;  // part of a collective: fails when any member crashes
   Status status;
 
   // Matching: fabric ranks; peer -1 = any source, tag -1 = any tag.

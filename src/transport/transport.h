@@ -60,6 +60,8 @@ class Transport {
   // max_ms (0: do not sleep) until a frame arrives or ring space frees up.
   virtual uint32_t prepare_wait() = 0;
   virtual void finish_wait(uint32_t token, int max_ms) = 0;
+  // Wake this process's own sleepers (after an abort cancelled their work).
+  virtual void wake_self() = 0;
   // False once the peer's process is known to be gone.
   virtual bool peer_alive(int peer) = 0;
   // True when a gone peer had said goodbye (freed its last communicator)

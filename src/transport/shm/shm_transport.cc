@@ -179,10 +179,10 @@ Status ShmTransport::read_remote(int peer, uint64_t remote, void *dst, size_t le
     ssize_t got = process_vm_readv(p.pid, &local, 1, &far, 1, 0);
     if (got < 0) {
       if (errno == EINTR) continue;
-      return SystemError(errno, "single-copy read from rank %d (pid %d) failed; set XC_SHM_LARGE=copy", peer,
-                         static_cast<int>(p.pid));
+      if (errno == ESRCH) return Error(XC_ERR_PEER_FAILED, "the sender's process is gone");
+      return SystemError(errno, "single-copy read (process_vm_readv) failed; set XC_SHM_LARGE=copy");
     }
-    if (got == 0) return Error(XC_ERR_PEER_FAILED, "single-copy read from rank %d returned nothing", peer);
+    if (got == 0) return Error(XC_ERR_PEER_FAILED, "single-copy read returned nothing: the sender's memory is gone");
     done += static_cast<size_t>(got);
   }
   return Status::Ok();

@@ -43,6 +43,7 @@ class ShmTransport final : public Transport {
   size_t poll(FrameSink &sink) override;
   uint32_t prepare_wait() override;
   void finish_wait(uint32_t token, int max_ms) override;
+  void wake_self() override { own_bell_->ring(); }
   bool peer_alive(int peer) override;
   bool peer_departed(int peer) override;
   void announce_departure() override;
