@@ -17,7 +17,7 @@ namespace xc::algo {
 
 class CollContext {
  public:
-  CollContext(P2pEngine &engine, std::shared_ptr<const std::vector<int>> members, int rank, uint32_t ctx, int tag,
+  CollContext(P2pEngine &engine, std::shared_ptr<const std::vector<int>> members, int rank, uint64_t ctx, int tag,
               Deadline deadline)
       : engine_(engine), members_(std::move(members)), rank_(rank), ctx_(ctx), tag_(tag), deadline_(deadline) {}
 
@@ -38,7 +38,7 @@ class CollContext {
   P2pEngine &engine_;
   std::shared_ptr<const std::vector<int>> members_;
   int rank_;
-  uint32_t ctx_;
+  uint64_t ctx_;
   int tag_;
   Deadline deadline_;
 };

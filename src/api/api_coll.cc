@@ -33,9 +33,12 @@ Status check_disjoint(const void *a, size_t abytes, const void *b, size_t bbytes
   return Status::Ok();
 }
 
-// The op's sequence number for messages ("op #12 on comm 'world'").
+// The op's sequence number for messages ("op #12 on comm 'world'"). A failed
+// collective leaves ranks out of step, so the communicator is marked broken
+// (xc_comm_free then skips its closing barrier).
 Status with_op(Status st, const char *fn, xc_comm_t comm, uint64_t seq) {
   if (st.ok()) return st;
+  comm->broken.store(true);
   return Status(st.code(), std::string(fn) + " (op #" + std::to_string(seq) + " on comm '" + comm->name +
                                "', rank " + std::to_string(comm->rank) + "): " + st.message());
 }

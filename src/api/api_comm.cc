@@ -91,8 +91,8 @@ XC_EXPORT xc_result_t xc_comm_get_async_error(xc_comm_t comm, xc_result_t *err) 
 
 XC_EXPORT xc_result_t xc_comm_split(xc_comm_t parent, int color, int key, const xc_config_t *cfg, xc_comm_t *out) {
   XC_API_GUARD("xc_comm_split", {
-    Status st = check_query(parent, out, "out");
-    if (st.ok()) st = xc::check_usable(parent);
+    // A NULL out is checked inside, after the exchange, so every rank fails together.
+    Status st = xc::check_usable(parent);
     if (st.ok()) st = xc::comm_split(parent, color, key, cfg, out);
     return finish("xc_comm_split", st);
   })
@@ -101,8 +101,7 @@ XC_EXPORT xc_result_t xc_comm_split(xc_comm_t parent, int color, int key, const 
 XC_EXPORT xc_result_t xc_comm_split_groups(xc_comm_t parent, int ngroups, const int *group_sizes, const int *ranks,
                                            const xc_config_t *cfg, xc_comm_t *out) {
   XC_API_GUARD("xc_comm_split_groups", {
-    Status st = check_query(parent, out, "out");
-    if (st.ok()) st = xc::check_usable(parent);
+    Status st = xc::check_usable(parent);
     if (st.ok()) st = xc::comm_split_groups(parent, ngroups, group_sizes, ranks, cfg, out);
     return finish("xc_comm_split_groups", st);
   })
@@ -110,8 +109,7 @@ XC_EXPORT xc_result_t xc_comm_split_groups(xc_comm_t parent, int ngroups, const 
 
 XC_EXPORT xc_result_t xc_comm_dup(xc_comm_t comm, xc_comm_t *out) {
   XC_API_GUARD("xc_comm_dup", {
-    Status st = check_query(comm, out, "out");
-    if (st.ok()) st = xc::check_usable(comm);
+    Status st = xc::check_usable(comm);
     if (st.ok()) st = xc::comm_dup(comm, out);
     return finish("xc_comm_dup", st);
   })

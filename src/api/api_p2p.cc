@@ -39,13 +39,13 @@ void fill_request(xc::Request &req, const void *buf, size_t bytes, int peer, int
 }
 
 // The error of a finished blocking request, with the op and peer named.
-Status explain(const xc::Request &req, const char *op, int peer, int tag, uint64_t timeout_ms) {
+Status explain(const xc::Request &req, const char *op, int peer, int tag, uint64_t timeout_ms, const std::string &comm) {
   if (req.status.ok() || req.status.code() != XC_ERR_TIMEOUT) return req.status;
   if (peer == XC_ANY_SOURCE)
-    return Error(XC_ERR_TIMEOUT, "%s (any source, tag %d) timed out after %llu ms: no matching message arrived", op, tag,
-                 static_cast<unsigned long long>(timeout_ms));
-  return Error(XC_ERR_TIMEOUT, "%s %s rank %d (tag %d) timed out after %llu ms: %s", op,
-               req.kind == xc::RequestKind::kSend ? "to" : "from", peer, tag,
+    return Error(XC_ERR_TIMEOUT, "%s (any source, tag %d, comm '%s') timed out after %llu ms: no matching message arrived",
+                 op, tag, comm.c_str(), static_cast<unsigned long long>(timeout_ms));
+  return Error(XC_ERR_TIMEOUT, "%s %s rank %d (tag %d, comm '%s') timed out after %llu ms: %s", op,
+               req.kind == xc::RequestKind::kSend ? "to" : "from", peer, tag, comm.c_str(),
                static_cast<unsigned long long>(timeout_ms),
                req.kind == xc::RequestKind::kSend ? "the receiver never posted a matching receive"
                                                   : "no matching message arrived");
@@ -63,6 +63,7 @@ xc_result_t start(const char *fn, Dir dir, const void *buf, size_t count, xc_dty
   r->rank_of_fabric = comm->rank_of_fabric;
   r->timeout_ms = comm->timeout_ms;
   r->op = fn;
+  r->comm_name = comm->name;
   r->peer = peer;
   if (dir == Dir::kSend)
     comm->fabric->engine().post_send(&r->req);
@@ -76,7 +77,7 @@ xc_result_t start(const char *fn, Dir dir, const void *buf, size_t count, xc_dty
 xc_result_t retire(const char *fn, xc_request_t *req, xc_status_t *status) {
   xc_request_s *r = *req;
   xc::api::fill_status(r->req, r->rank_of_fabric.get(), status);
-  Status st = explain(r->req, r->op, r->peer, r->req.tag, r->timeout_ms);
+  Status st = explain(r->req, r->op, r->peer, r->req.tag, r->timeout_ms, r->comm_name);
   xc::api::request_free(r);
   *req = nullptr;
   return finish(fn, st);
@@ -98,7 +99,7 @@ XC_EXPORT xc_result_t xc_send(const void *buf, size_t count, xc_dtype_t dtype, i
     xc::P2pEngine &engine = comm->fabric->engine();
     engine.post_send(&req);
     if (!req.done) (void)engine.wait(&req, xc::op_deadline(comm));
-    return finish("xc_send", explain(req, "xc_send", peer, tag, comm->timeout_ms));
+    return finish("xc_send", explain(req, "xc_send", peer, tag, comm->timeout_ms, comm->name));
   })
 }
 
@@ -114,7 +115,7 @@ XC_EXPORT xc_result_t xc_recv(void *buf, size_t count, xc_dtype_t dtype, int pee
     engine.post_recv(&req);
     if (!req.done) (void)engine.wait(&req, xc::op_deadline(comm));
     xc::api::fill_status(req, comm->rank_of_fabric.get(), status);
-    return finish("xc_recv", explain(req, "xc_recv", peer, tag, comm->timeout_ms));
+    return finish("xc_recv", explain(req, "xc_recv", peer, tag, comm->timeout_ms, comm->name));
   })
 }
 
@@ -136,8 +137,8 @@ XC_EXPORT xc_result_t xc_sendrecv(const void *sendbuf, size_t sendcount, int des
     (void)engine.wait(&rreq, deadline);
     (void)engine.wait(&sreq, deadline);
     xc::api::fill_status(rreq, comm->rank_of_fabric.get(), status);
-    st = explain(rreq, "xc_sendrecv: receive", source, recvtag, comm->timeout_ms);
-    if (st.ok()) st = explain(sreq, "xc_sendrecv: send", dest, sendtag, comm->timeout_ms);
+    st = explain(rreq, "xc_sendrecv: receive", source, recvtag, comm->timeout_ms, comm->name);
+    if (st.ok()) st = explain(sreq, "xc_sendrecv: send", dest, sendtag, comm->timeout_ms, comm->name);
     return finish("xc_sendrecv", st);
   })
 }

@@ -1,5 +1,6 @@
 #include "api/api_support.h"
 
+#include <deque>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -33,15 +34,16 @@ const char *last_error() { return t_last_error.c_str(); }
 
 namespace {
 std::mutex g_pool_mu;
-std::vector<xc_request_s *> g_pool;  // freed requests, ready for reuse
+std::deque<xc_request_s *> g_pool;  // freed requests, oldest first
+constexpr size_t kPoolQuarantine = 1024;  // freed requests kept unused before reuse
 }  // namespace
 
 xc_request_s *request_alloc() {
   {
     std::lock_guard<std::mutex> lock(g_pool_mu);
-    if (!g_pool.empty()) {
-      xc_request_s *r = g_pool.back();
-      g_pool.pop_back();
+    if (g_pool.size() > kPoolQuarantine) {
+      xc_request_s *r = g_pool.front();
+      g_pool.pop_front();
       *r = xc_request_s();
       return r;
     }

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <new>
+#include <string>
 
 #include "core/comm.h"
 #include "core/request.h"
@@ -16,8 +17,9 @@ struct xc_request_s {
   std::shared_ptr<xc::Fabric> fabric;                    // keeps the engine alive
   std::shared_ptr<const std::vector<int>> rank_of_fabric;  // for status.source
   uint64_t timeout_ms = 0;
-  const char *op = "";  // "xc_isend", ...
-  int peer = 0;         // communicator rank, for messages
+  const char *op = "";    // "xc_isend", ...
+  int peer = 0;           // communicator rank, for messages
+  std::string comm_name;  // for messages
 };
 
 namespace xc::api {
@@ -35,7 +37,9 @@ inline xc_result_t ok() {
 }
 
 // Requests come from a pool that never returns memory, so a stale handle
-// finds a freed magic instead of unmapped memory.
+// finds a freed magic instead of unmapped memory. Freed requests are reused
+// oldest first and only once many are free, so a stale handle is unlikely to
+// alias a new request (it cannot be ruled out, as with MPI).
 xc_request_s *request_alloc();
 void request_free(xc_request_s *r);
 Status check_request(const xc_request_s *r);

@@ -21,7 +21,7 @@ namespace {
 std::mutex g_servers_mu;
 std::vector<std::unique_ptr<bootstrap::StoreServer>> g_servers;
 
-Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int my_index, uint32_t ctx,
+Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int my_index, uint64_t ctx,
                  const xc_config_t &cfg, const std::string &name, xc_comm_s **out) {
   auto comm = std::make_unique<xc_comm_s>();
   auto rank_of = std::make_shared<std::vector<int>>(static_cast<size_t>(fabric->size()), -1);
@@ -58,24 +58,41 @@ void apply_process_settings(const xc_config_t &cfg) {
 }
 
 // A child's config: the user's, or the parent's timeout and name.
-Status child_config(const xc_comm_s *parent, const xc_config_t *cfg, xc_config_t *out, std::string *name) {
-  XC_TRY(read_config(cfg, out));
-  if (!cfg) {
-    out->timeout_ms = parent->timeout_ms;
-    *name = parent->name;
-  }
+Status child_config(const xc_comm_s *parent, const xc_config_t *cfg, xc_comm_s **out, xc_config_t *child,
+                    std::string *name) {
+  if (!out) return Error(XC_ERR_INVALID_ARGUMENT, "out is NULL");
+  XC_TRY(read_config(cfg, child));
+  if (!cfg) child->timeout_ms = parent->timeout_ms;
+  *name = parent->name;  // a config's own name, if any, wins in make_comm
   return Status::Ok();
 }
 
-// Give each group a fresh pair of context ids that no member uses yet:
-// the largest next_ctx among the members, plus 2 per group before it.
+// What each rank contributes to a split.
 struct SplitRecord {
   int32_t color;
   int32_t key;
-  uint32_t next_ctx;
   uint32_t valid;
-  uint64_t digest;
+  uint32_t reserved;
+  uint64_t digest;  // split_groups: the lists this rank was given
 };
+
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// A child's context id, derived from what every member already agrees on:
+// the parent's id, the sequence number of the split on the parent, and the
+// group. No counter is shared, so splits of different parents may run on
+// different threads at once. Ids are 64-bit hashes (a collision among the
+// communicators of one job is ~n²/2^63 unlikely); even, so ctx + 1 is free
+// for the collectives.
+uint64_t child_ctx(uint64_t parent_ctx, int split_seq, size_t group) {
+  uint64_t h = mix64(parent_ctx ^ 0x9e3779b97f4a7c15ULL);
+  h = mix64(h ^ (static_cast<uint64_t>(static_cast<uint32_t>(split_seq)) << 20) ^ (group + 1));
+  return h & ~uint64_t{1};
+}
 
 uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
   const unsigned char *p = static_cast<const unsigned char *>(data);
@@ -83,17 +100,13 @@ uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
   return h;
 }
 
-Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::vector<SplitRecord> *all) {
+// Allgather every rank's record; *seq is the split's sequence number on parent.
+Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::vector<SplitRecord> *all, int *seq) {
   all->assign(static_cast<size_t>(parent->size), SplitRecord{});
   (*all)[static_cast<size_t>(parent->rank)] = mine;
   algo::CollContext c = make_coll_context(parent);
+  *seq = c.seq();
   return algo::allgather_ring(c, all->data(), sizeof(SplitRecord));
-}
-
-uint32_t max_next_ctx(const std::vector<SplitRecord> &all) {
-  uint32_t base = 0;
-  for (const SplitRecord &r : all) base = std::max(base, r.next_ctx);
-  return base;
 }
 
 }  // namespace
@@ -214,13 +227,14 @@ Status comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, const xc_c
 Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg, xc_comm_s **out) {
   xc_config_t child_cfg;
   std::string name;
-  Status local = child_config(parent, cfg, &child_cfg, &name);
+  Status local = child_config(parent, cfg, out, &child_cfg, &name);
   if (local.ok() && color < 0 && color != XC_UNDEFINED)
     local = Error(XC_ERR_INVALID_ARGUMENT, "color %d must be >= 0 or XC_UNDEFINED", color);
   // Exchange first, so a rank's bad argument fails every rank instead of hanging them.
-  SplitRecord mine{color, key, parent->fabric->next_ctx(), local.ok() ? 1u : 0u, 0};
+  SplitRecord mine{color, key, local.ok() ? 1u : 0u, 0, 0};
   std::vector<SplitRecord> all;
-  XC_TRY(exchange_split_records(parent, mine, &all));
+  int seq = 0;
+  XC_TRY(exchange_split_records(parent, mine, &all, &seq));
   if (!local.ok()) return local;
   for (int r = 0; r < parent->size; ++r)
     if (!all[static_cast<size_t>(r)].valid)
@@ -231,8 +245,6 @@ Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg,
     if (r.color != XC_UNDEFINED) colors.push_back(r.color);
   std::sort(colors.begin(), colors.end());
   colors.erase(std::unique(colors.begin(), colors.end()), colors.end());
-  uint32_t base = max_next_ctx(all);
-  parent->fabric->reserve_ctx_below(base + 2 * static_cast<uint32_t>(colors.size()));
   if (color == XC_UNDEFINED) {
     *out = nullptr;
     return Status::Ok();
@@ -249,15 +261,15 @@ Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg,
     members.push_back((*parent->members)[static_cast<size_t>(order[i])]);
   }
   size_t group = static_cast<size_t>(std::lower_bound(colors.begin(), colors.end(), color) - colors.begin());
-  return make_comm(parent->fabric, std::move(members), my_index, base + 2 * static_cast<uint32_t>(group), child_cfg,
-                   name, out);
+  return make_comm(parent->fabric, std::move(members), my_index, child_ctx(parent->ctx, seq, group), child_cfg, name,
+                   out);
 }
 
 Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes, const int *ranks,
                          const xc_config_t *cfg, xc_comm_s **out) {
   xc_config_t child_cfg;
   std::string name;
-  Status local = child_config(parent, cfg, &child_cfg, &name);
+  Status local = child_config(parent, cfg, out, &child_cfg, &name);
   // Validate the lists locally; the exchange below makes every rank agree.
   int total = 0;
   std::vector<int> where(static_cast<size_t>(parent->size), -1);  // group of each parent rank
@@ -289,19 +301,19 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
     if (ngroups > 0) digest = fnv1a(digest, group_sizes, sizeof(int) * static_cast<size_t>(ngroups));
     if (total > 0) digest = fnv1a(digest, ranks, sizeof(int) * static_cast<size_t>(total));
   }
-  SplitRecord mine{0, 0, parent->fabric->next_ctx(), local.ok() ? 1u : 0u, digest};
+  SplitRecord mine{0, 0, local.ok() ? 1u : 0u, 0, digest};
   std::vector<SplitRecord> all;
-  XC_TRY(exchange_split_records(parent, mine, &all));
+  int seq = 0;
+  XC_TRY(exchange_split_records(parent, mine, &all, &seq));
   if (!local.ok()) return local;
   for (int r = 0; r < parent->size; ++r) {
     if (!all[static_cast<size_t>(r)].valid)
       return Error(XC_ERR_INVALID_ARGUMENT, "rank %d passed invalid group lists to the same split_groups", r);
-    if (all[static_cast<size_t>(r)].digest != digest)
-      return Error(XC_ERR_INVALID_USAGE, "rank %d passed different group lists than rank %d: every rank must pass the same",
-                   r, parent->rank);
   }
-  uint32_t base = max_next_ctx(all);
-  parent->fabric->reserve_ctx_below(base + 2 * static_cast<uint32_t>(ngroups));
+  for (int r = 1; r < parent->size; ++r)
+    if (all[static_cast<size_t>(r)].digest != all[0].digest)
+      return Error(XC_ERR_INVALID_USAGE,
+                   "rank %d passed different group lists than rank 0: every rank must pass the same lists", r);
   int g = where[static_cast<size_t>(parent->rank)];
   if (g < 0) {
     *out = nullptr;
@@ -315,7 +327,8 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
     if (ranks[off + i] == parent->rank) my_index = i;
     members.push_back((*parent->members)[static_cast<size_t>(ranks[off + i])]);
   }
-  return make_comm(parent->fabric, std::move(members), my_index, base + 2 * static_cast<uint32_t>(g), child_cfg, name, out);
+  return make_comm(parent->fabric, std::move(members), my_index, child_ctx(parent->ctx, seq, static_cast<size_t>(g)),
+                   child_cfg, name, out);
 }
 
 Status comm_dup(xc_comm_s *comm, xc_comm_s **out) { return comm_split(comm, 0, comm->rank, nullptr, out); }
@@ -323,7 +336,7 @@ Status comm_dup(xc_comm_s *comm, xc_comm_s **out) { return comm_split(comm, 0, c
 Status comm_free(xc_comm_s *comm) {
   // Synchronise so no rank tears down while a peer still needs its messages;
   // skipped after an abort or a failure, where it could only time out.
-  if (!comm->aborted.load() && comm->fabric->engine().first_failed(*comm->members) < 0) {
+  if (!comm->aborted.load() && !comm->broken.load() && comm->fabric->engine().first_failed(*comm->members) < 0) {
     algo::CollContext c = make_coll_context(comm);
     Status st = algo::barrier_dissemination(c);
     if (!st.ok()) XC_WARN("xc_comm_free: closing barrier failed: %s", st.message().c_str());
@@ -341,8 +354,8 @@ Status comm_free(xc_comm_s *comm) {
 void comm_abort(xc_comm_s *comm) {
   comm->aborted.store(true);
   Status why = Error(XC_ERR_ABORTED, "the communicator was aborted");
-  comm->fabric->engine().cancel_context(comm->ctx, why);
-  comm->fabric->engine().cancel_context(comm->ctx + 1, why);
+  comm->fabric->engine().abort_context(comm->ctx, why);
+  comm->fabric->engine().abort_context(comm->ctx + 1, why);
 }
 
 xc_result_t comm_async_error(xc_comm_s *comm) {

@@ -27,7 +27,8 @@ struct xc_comm_s {
   int size = 1;
   int local_rank = 0;
   int local_size = 1;
-  uint32_t ctx = 0;  // point-to-point; ctx + 1 carries the collectives
+  uint64_t ctx = 0;  // point-to-point (even); ctx + 1 carries the collectives
+  std::atomic<bool> broken{false};  // a collective failed: ranks may be out of step
   uint64_t timeout_ms = 300000;
   std::string name;
   std::atomic<bool> aborted{false};

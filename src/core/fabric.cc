@@ -53,12 +53,6 @@ Fabric::~Fabric() {
   server_.reset();
 }
 
-void Fabric::reserve_ctx_below(uint32_t limit) {
-  uint32_t cur = next_ctx_.load();
-  while (cur < limit && !next_ctx_.compare_exchange_weak(cur, limit)) {
-  }
-}
-
 Status Fabric::bootstrap(const FabricSetup &setup) {
   rank_ = setup.rank;
   size_ = setup.size;

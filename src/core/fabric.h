@@ -43,9 +43,6 @@ class Fabric {
   int host_of(int r) const { return host_index_[static_cast<size_t>(r)]; }
   int host_count() const { return host_count_; }
 
-  // Context ids: every communicator uses two (point-to-point and collectives).
-  uint32_t next_ctx() const { return next_ctx_.load(); }
-  void reserve_ctx_below(uint32_t limit);
 
  private:
   Fabric() = default;
@@ -56,7 +53,6 @@ class Fabric {
   int size_ = 1;
   std::vector<int> host_index_;
   int host_count_ = 1;
-  std::atomic<uint32_t> next_ctx_{2};  // 0 and 1 belong to the fabric's first communicator
   std::unique_ptr<bootstrap::StoreServer> server_;
   std::unique_ptr<bootstrap::StoreClient> store_;
   std::unique_ptr<shm::ShmTransport> shm_;

@@ -61,7 +61,7 @@ void P2pEngine::complete(Request *req, Status st) {
   if (transports_.empty()) done_cv_.notify_all();
 }
 
-bool P2pEngine::matches(const Request *req, uint32_t ctx, int src, int tag) const {
+bool P2pEngine::matches(const Request *req, uint64_t ctx, int src, int tag) const {
   return req->ctx == ctx && (req->peer < 0 || req->peer == src) && (req->tag < 0 || req->tag == tag);
 }
 
@@ -257,7 +257,17 @@ Status P2pEngine::peer_gone_error(const Request *req, int rank) {
   return Error(XC_ERR_PEER_FAILED, "rank %d has failed (its process is gone)", comm_rank_of(req, rank));
 }
 
-Status P2pEngine::collective_check_locked(const Request *req) {
+void P2pEngine::abort_context(uint64_t ctx, const Status &why) {
+  {
+    auto guard = lock();
+    aborted_.emplace_back(ctx, why);
+  }
+  cancel_context(ctx, why);
+}
+
+Status P2pEngine::admission_check_locked(const Request *req) {
+  for (const auto &a : aborted_)
+    if (a.first == req->ctx) return a.second;
   if (!req->collective || !req->members) return Status::Ok();
   int failed = first_crashed_locked(*req->members);
   if (failed < 0) return Status::Ok();
@@ -268,7 +278,7 @@ void P2pEngine::post_send(Request *req) {
   auto guard = lock();
   req->kind = RequestKind::kSend;
   Status st = post_check(req);
-  if (st.ok()) st = collective_check_locked(req);
+  if (st.ok()) st = admission_check_locked(req);
   if (!st.ok()) return complete(req, std::move(st));
   int peer = req->peer;
   if (peer == opts_.my_rank) {
@@ -307,7 +317,7 @@ void P2pEngine::post_recv(Request *req) {
   auto guard = lock();
   req->kind = RequestKind::kRecv;
   Status st = post_check(req);
-  if (st.ok()) st = collective_check_locked(req);
+  if (st.ok()) st = admission_check_locked(req);
   if (!st.ok()) return complete(req, std::move(st));
   progress_locked();  // so a message already in the ring is matched in order
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
@@ -543,7 +553,7 @@ void P2pEngine::cancel_locked(Request *req, const Status &why) {
   complete(req, why);
 }
 
-void P2pEngine::cancel_context(uint32_t ctx, const Status &why) {
+void P2pEngine::cancel_context(uint64_t ctx, const Status &why) {
   auto guard = lock();
   std::vector<Request *> victims;
   for (Request *req : posted_)

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/deadline.h"
@@ -55,7 +56,9 @@ class P2pEngine final : private FrameSink {
   // Withdraw a request that has not completed (after a timeout or an abort).
   void cancel(Request *req, const Status &why);
   // Fail every pending request of these contexts (communicator freed or aborted).
-  void cancel_context(uint32_t ctx, const Status &why);
+  void cancel_context(uint64_t ctx, const Status &why);
+  // Cancel, and fail at once everything posted on ctx from now on.
+  void abort_context(uint64_t ctx, const Status &why);
 
   bool peer_failed(int rank);
   // First dead rank among members, or -1.
@@ -68,7 +71,7 @@ class P2pEngine final : private FrameSink {
 
  private:
   struct Unexpected {
-    uint32_t ctx;
+    uint64_t ctx;
     int src;
     int tag;
     size_t bytes;
@@ -98,11 +101,13 @@ class P2pEngine final : private FrameSink {
   void check_peers_locked(bool even_if_idle = false);
   void fail_peer_locked(int rank);
   int first_crashed_locked(const std::vector<int> &members);
-  Status collective_check_locked(const Request *req);
+  // Refuse a request whose context was aborted, or a collective's whose
+  // member crashed.
+  Status admission_check_locked(const Request *req);
   void cancel_locked(Request *req, const Status &why);
   void complete(Request *req, Status st);
   void mark_busy(int peer);
-  bool matches(const Request *req, uint32_t ctx, int src, int tag) const;
+  bool matches(const Request *req, uint64_t ctx, int src, int tag) const;
   Status post_check(Request *req);
   Status peer_gone_error(const Request *req, int rank);
   std::unique_lock<std::mutex> lock();
@@ -118,6 +123,7 @@ class P2pEngine final : private FrameSink {
   std::list<Unexpected> unexpected_;  // arrivals in order
   std::unordered_map<uint64_t, Request *> sends_waiting_;  // by our id
   std::unordered_map<uint64_t, Request *> recvs_streaming_;  // by our id
+  std::vector<std::pair<uint64_t, Status>> aborted_;  // contexts whose later requests fail at once
   std::vector<int> busy_peers_;  // peers with a non-empty outbox or stream
   std::vector<char> busy_flag_;
   uint64_t next_id_ = 1;

@@ -28,7 +28,7 @@ struct Request {
   Status status;
 
   // Matching: fabric ranks; peer -1 = any source, tag -1 = any tag.
-  uint32_t ctx = 0;
+  uint64_t ctx = 0;
   int peer = -1;
   int tag = -1;
   // The communicator's members (fabric ranks) — for any-source failure

@@ -14,14 +14,13 @@ namespace xc {
 // What the engine puts on the wire. Fixed size, 48 bytes.
 struct FrameHeader {
   uint32_t kind;     // FrameKind
-  uint32_t ctx;      // communicator context id
+  uint32_t flags;
+  uint64_t ctx;      // communicator context id
   int32_t src;       // fabric rank of the sender
   int32_t tag;
   uint64_t bytes;    // whole message size (EAGER, RTS) or this piece's size (DATA)
   uint64_t id;       // sender's request id (RTS, CTS, FIN) or receiver's (DATA)
   uint64_t arg;      // RTS: sender address for single-copy; CTS: receiver id; DATA: offset
-  uint32_t flags;
-  uint32_t reserved;
 };
 static_assert(sizeof(FrameHeader) == 48, "FrameHeader is part of the shm wire format");
 
