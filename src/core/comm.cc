@@ -1,6 +1,7 @@
 #include "core/comm.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -100,13 +101,32 @@ uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
   return h;
 }
 
+// The store key of a communicator's op that must go through the bootstrap
+// store because no transport reaches some member (ranks on other hosts).
+std::string store_key(const xc_comm_s *comm, const char *what, int seq) {
+  char key[96];
+  snprintf(key, sizeof key, "%s/%016llx/%d", what, static_cast<unsigned long long>(comm->ctx), seq);
+  return key;
+}
+
 // Allgather every rank's record; *seq is the split's sequence number on parent.
 Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::vector<SplitRecord> *all, int *seq) {
   all->assign(static_cast<size_t>(parent->size), SplitRecord{});
   (*all)[static_cast<size_t>(parent->rank)] = mine;
   algo::CollContext c = make_coll_context(parent);
   *seq = c.seq();
-  return algo::allgather_ring(c, all->data(), sizeof(SplitRecord));
+  if (parent->fabric->reaches_all(*parent->members)) return algo::allgather_ring(c, all->data(), sizeof(SplitRecord));
+  // Some members sit on hosts no transport reaches: the store reaches everyone.
+  std::vector<std::string> values;
+  std::string me(reinterpret_cast<const char *>(&mine), sizeof mine);
+  XC_TRY(bootstrap::store_allgather(*parent->fabric->store(), store_key(parent, "split", *seq), parent->rank,
+                                    parent->size, me, op_deadline(parent), &values));
+  for (size_t r = 0; r < values.size(); ++r) {
+    if (values[r].size() != sizeof(SplitRecord))
+      return Error(XC_ERR_INTERNAL, "rank %zu sent a malformed split record", r);
+    memcpy(&(*all)[r], values[r].data(), sizeof(SplitRecord));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -338,7 +358,10 @@ Status comm_free(xc_comm_s *comm) {
   // skipped after an abort or a failure, where it could only time out.
   if (!comm->aborted.load() && !comm->broken.load() && comm->fabric->engine().first_failed(*comm->members) < 0) {
     algo::CollContext c = make_coll_context(comm);
-    Status st = algo::barrier_dissemination(c);
+    Status st = comm->fabric->reaches_all(*comm->members)
+                    ? algo::barrier_dissemination(c)
+                    : bootstrap::store_barrier(*comm->fabric->store(), store_key(comm, "free", c.seq()), comm->size,
+                                               op_deadline(comm));
     if (!st.ok()) XC_WARN("xc_comm_free: closing barrier failed: %s", st.message().c_str());
   }
   Status why = Error(XC_ERR_ABORTED, "the communicator was freed");

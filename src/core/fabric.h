@@ -42,6 +42,15 @@ class Fabric {
   // Index of the host fabric rank r runs on (equal index = same host).
   int host_of(int r) const { return host_index_[static_cast<size_t>(r)]; }
   int host_count() const { return host_count_; }
+  // The bootstrap store (nullptr in a job of one): the way to reach every
+  // rank while no transport does.
+  bootstrap::StoreClient *store() { return store_.get(); }
+  // True when a transport reaches every one of these fabric ranks.
+  bool reaches_all(const std::vector<int> &ranks) const {
+    for (int r : ranks)
+      if (!engine_->reaches(r)) return false;
+    return true;
+  }
 
 
  private:

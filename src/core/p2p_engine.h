@@ -68,6 +68,10 @@ class P2pEngine final : private FrameSink {
   void announce_departure();
 
   int my_rank() const { return opts_.my_rank; }
+  // True when some transport carries messages to rank (always for ourselves).
+  bool reaches(int rank) const {
+    return rank == opts_.my_rank || (rank >= 0 && rank < opts_.fabric_size && route_[static_cast<size_t>(rank)]);
+  }
 
  private:
   struct Unexpected {

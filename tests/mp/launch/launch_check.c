@@ -1,0 +1,57 @@
+/* Started by any launcher: the world must have the size the launcher gave,
+   every rank a distinct rank (allreduce of ranks), and the ranks sharing
+   memory exactly those with the same host id. With "parity" the ranks were
+   given XC_HOST_ID by rank parity, i.e. two "hosts": a message to the other
+   host must fail cleanly as unsupported (no inter-host transport yet),
+   while the split by host and the world's free go through the bootstrap store. */
+#include "mp_test.h"
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s NRANKS all|parity\n", argv[0]);
+    return 2;
+  }
+  int expect_size = atoi(argv[1]);
+  int parity = strcmp(argv[2], "parity") == 0;
+  xc_comm_t world;
+  int rank, size, local_rank, local_size;
+  MP_CHECK(xc_init(NULL, &world));
+  MP_CHECK(xc_comm_rank(world, &rank));
+  mp_rank = rank;
+  MP_CHECK(xc_comm_size(world, &size));
+  MP_CHECK(xc_comm_local_rank(world, &local_rank));
+  MP_CHECK(xc_comm_local_size(world, &local_size));
+  MP_ASSERT(size == expect_size, "world size %d, launcher started %d", size, expect_size);
+
+  int host = parity ? rank % 2 : 0;
+  int want_local_size = 0, want_local_rank = 0;
+  for (int r = 0; r < size; ++r) {
+    if ((parity ? r % 2 : 0) != host) continue;
+    if (r < rank) ++want_local_rank;
+    ++want_local_size;
+  }
+  MP_ASSERT(local_size == want_local_size && local_rank == want_local_rank, "local %d of %d, expected %d of %d",
+            local_rank, local_size, want_local_rank, want_local_size);
+
+  /* Ranks of one host reduce among themselves through a split by host. */
+  xc_comm_t same_host;
+  MP_CHECK(xc_comm_split(world, host, rank, NULL, &same_host));
+  int64_t sum = rank;
+  MP_CHECK(xc_allreduce(XC_IN_PLACE, &sum, 1, XC_INT64, XC_SUM, same_host));
+  int64_t want = 0;
+  for (int r = 0; r < size; ++r)
+    if ((parity ? r % 2 : 0) == host) want += r;
+  MP_ASSERT(sum == want, "sum of ranks on my host %lld, expected %lld", (long long)sum, (long long)want);
+
+  if (parity && size > 1) {
+    int other = rank % 2 == 0 ? (rank + 1 < size ? rank + 1 : -1) : rank - 1;
+    if (other >= 0) {
+      int x = rank;
+      MP_EXPECT_ERR(xc_send(&x, 1, XC_INT32, other, 0, world), XC_ERR_UNSUPPORTED);
+    }
+  }
+  MP_CHECK(xc_comm_free(same_host));
+  MP_CHECK(xc_comm_free(world));
+  printf("rank %d of %d: ok (local %d of %d)\n", rank, size, local_rank, local_size);
+  return 0;
+}
