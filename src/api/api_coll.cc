@@ -6,8 +6,6 @@
 #include "api/api_support.h"
 #include "core/dtype.h"
 
-#define XC_EXPORT extern "C" __attribute__((visibility("default")))
-
 using xc::Error;
 using xc::Status;
 using xc::api::finish;

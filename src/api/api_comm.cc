@@ -1,8 +1,6 @@
 // Entry points that make, inspect and free communicators.
 #include "api/api_support.h"
 
-#define XC_EXPORT extern "C" __attribute__((visibility("default")))
-
 using xc::Error;
 using xc::Status;
 using xc::api::finish;

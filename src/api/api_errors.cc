@@ -4,12 +4,6 @@
 #include "api/api_support.h"
 #include "core/dtype.h"
 
-#define XC_EXPORT extern "C" __attribute__((visibility("default")))
-
-namespace xc::api {
-const char *last_error();
-}
-
 XC_EXPORT xc_result_t xc_get_version(int *major, int *minor, int *patch) {
   if (major) *major = XC_VERSION_MAJOR;
   if (minor) *minor = XC_VERSION_MINOR;

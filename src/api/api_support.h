@@ -11,6 +11,9 @@
 #include "core/status.h"
 #include "xcomm.h"
 
+// Marks an entry point of the ABI; everything else stays hidden.
+#define XC_EXPORT extern "C" __attribute__((visibility("default")))
+
 // The body behind xc_request_t.
 struct xc_request_s {
   xc::Request req;
@@ -28,13 +31,15 @@ namespace xc::api {
 xc_result_t finish(const char *function, const Status &st);
 // Same, for a message that already names the function.
 xc_result_t finish_op(const char *function, const Status &st);
-// A successful call clears the last error.
+// A successful call clears the last error (cheaply when there is none).
+extern thread_local bool t_has_error;
+void clear_last_error();
 inline xc_result_t ok() {
-  extern thread_local bool t_has_error;
-  extern void clear_last_error();
   if (t_has_error) clear_last_error();
   return XC_SUCCESS;
 }
+// This thread's last error message ("" after a success).
+const char *last_error();
 
 // Requests come from a pool that never returns memory, so a stale handle
 // finds a freed magic instead of unmapped memory. Freed requests are reused
