@@ -89,37 +89,24 @@ void P2pEngine::start_large_recv(Request *req, int src, int tag, size_t bytes, u
                         comm_rank_of(req, src), bytes, tag));
     return;
   }
-  FrameHeader h{};
-  h.src = opts_.my_rank;
-  h.id = send_id;
   if (bytes > req->bytes) {
-    h.kind = kFrameCts;
-    h.flags = kCtsDiscard;
-    send_frame(src, h, nullptr, 0, nullptr);
+    send_control(src, kFrameCts, send_id, 0, kCtsDiscard);
     complete(req, Error(XC_ERR_TRUNCATED,
                         "message of %zu bytes from rank %d (tag %d) is larger than the receive buffer of %zu bytes; "
                         "nothing was written",
                         bytes, comm_rank_of(req, src), tag, req->bytes));
     return;
   }
-  Transport *t = route_[static_cast<size_t>(src)];
-  if (t->has_read_remote()) {
-    Status st = t->read_remote(src, addr, req->buf, bytes);
-    if (!st.ok())
-      st = Status(st.code(), "receiving " + std::to_string(bytes) + " bytes from rank " +
-                                 std::to_string(comm_rank_of(req, src)) + ": " + st.message());
-    h.kind = kFrameFin;
-    send_frame(src, h, nullptr, 0, nullptr);
-    complete(req, std::move(st));
-    return;
-  }
+  // Copy: the sender streams DATA. Single copy: the sender answers GO (or
+  // NACK if it withdrew the send meanwhile) before we touch its memory.
+  bool single_copy = route_[static_cast<size_t>(src)]->has_read_remote();
   req->id = next_id_++;
+  req->remote_id = send_id;
+  req->remote_addr = addr;
   req->offset = 0;
   req->stage = RecvStage::kStreaming;
   recvs_streaming_[req->id] = req;
-  h.kind = kFrameCts;
-  h.arg = req->id;
-  send_frame(src, h, nullptr, 0, nullptr);
+  send_control(src, kFrameCts, send_id, req->id, single_copy ? uint32_t{kCtsSingleCopy} : 0u);
 }
 
 void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, size_t len) {
@@ -144,15 +131,24 @@ void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, si
     }
     case kFrameCts: {
       auto it = sends_waiting_.find(h.id);
-      if (it == sends_waiting_.end()) return;  // cancelled meanwhile
+      if (it == sends_waiting_.end()) {
+        // The send was withdrawn after its RTS left: tell the receiver.
+        if (!(h.flags & kCtsDiscard)) send_control(peer, kFrameNack, h.arg, 0);
+        return;
+      }
       Request *req = it->second;
       if (h.flags & kCtsDiscard) {
         sends_waiting_.erase(it);
         complete(req, Status::Ok());  // the receiver rejected it as truncated; the send itself succeeded
         return;
       }
-      sends_waiting_.erase(it);
       req->remote_id = h.arg;
+      if (h.flags & kCtsSingleCopy) {
+        req->granted = true;  // stays in sends_waiting_ until FIN: our buffer is being read
+        send_control(peer, kFrameGo, h.arg, req->id);
+        return;
+      }
+      sends_waiting_.erase(it);
       req->offset = 0;
       peers_[static_cast<size_t>(peer)].streaming.push_back(req);
       mark_busy(peer);
@@ -175,12 +171,40 @@ void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, si
       }
       return;
     }
+    case kFrameGo: {
+      auto it = recvs_streaming_.find(h.id);
+      if (it == recvs_streaming_.end()) {  // we gave up meanwhile; release the sender
+        send_control(peer, kFrameFin, h.arg, 0);
+        return;
+      }
+      Request *req = it->second;
+      recvs_streaming_.erase(it);
+      Status st = route_[static_cast<size_t>(peer)]->read_remote(peer, req->remote_addr, req->buf, req->message_bytes);
+      send_control(peer, kFrameFin, req->remote_id, 0);
+      if (!st.ok())
+        st = Status(st.code(), "receiving " + std::to_string(req->message_bytes) + " bytes from rank " +
+                                   std::to_string(comm_rank_of(req, peer)) + ": " + st.message());
+      complete(req, std::move(st));
+      return;
+    }
+    case kFrameNack: {
+      auto it = recvs_streaming_.find(h.id);
+      if (it == recvs_streaming_.end()) return;
+      Request *req = it->second;
+      recvs_streaming_.erase(it);
+      complete(req, Error(XC_ERR_ABORTED,
+                          "rank %d withdrew its %zu-byte message (tag %d) before it was transferred: its send timed "
+                          "out or was aborted",
+                          comm_rank_of(req, peer), req->message_bytes, req->source_tag));
+      return;
+    }
     case kFrameFin: {
       auto it = sends_waiting_.find(h.id);
       if (it == sends_waiting_.end()) return;
       Request *req = it->second;
       sends_waiting_.erase(it);
-      complete(req, Status::Ok());
+      // A send withdrawn while its buffer was being read ends now, as it was told.
+      complete(req, req->cancelled ? req->status : Status::Ok());
       return;
     }
     default:
@@ -196,14 +220,25 @@ void P2pEngine::mark_busy(int peer) {
   busy_peers_.push_back(peer);
 }
 
-void P2pEngine::send_frame(int peer, const FrameHeader &h, const void *payload, size_t len, Request *completes) {
+void P2pEngine::send_frame(int peer, const FrameHeader &h, const void *payload, size_t len, Request *completes,
+                           Request *owner) {
   PeerState &ps = peers_[static_cast<size_t>(peer)];
   if (ps.outbox.empty() && route_[static_cast<size_t>(peer)]->try_send(peer, h, payload, len)) {
     if (completes) complete(completes, Status::Ok());
     return;
   }
-  ps.outbox.push_back(Outgoing{h, payload, len, completes});
+  ps.outbox.push_back(Outgoing{h, payload, len, completes, owner});
   mark_busy(peer);
+}
+
+void P2pEngine::send_control(int peer, uint32_t kind, uint64_t id, uint64_t arg, uint32_t flags) {
+  FrameHeader h{};
+  h.kind = kind;
+  h.flags = flags;
+  h.src = opts_.my_rank;
+  h.id = id;
+  h.arg = arg;
+  send_frame(peer, h, nullptr, 0, nullptr);
 }
 
 bool P2pEngine::flush_peer(int peer, PeerState &ps) {
@@ -305,12 +340,11 @@ void P2pEngine::post_send(Request *req) {
     return;
   }
   req->id = next_id_++;
-  req->awaiting_reply = true;
   sends_waiting_[req->id] = req;
   h.kind = kFrameRts;
   h.id = req->id;
   h.arg = reinterpret_cast<uint64_t>(req->buf);
-  send_frame(peer, h, nullptr, 0, nullptr);
+  send_frame(peer, h, nullptr, 0, nullptr, req);
 }
 
 void P2pEngine::post_recv(Request *req) {
@@ -422,7 +456,9 @@ void P2pEngine::fail_peer_locked(int rank) {
     }
   }
   for (auto it = sends_waiting_.begin(); it != sends_waiting_.end();) {
-    if (affected(it->second, it->second->peer)) {
+    // A granted send's buffer is being read by a live receiver: it ends at FIN.
+    bool reader_alive = it->second->granted && it->second->peer != rank;
+    if (affected(it->second, it->second->peer) && !reader_alive) {
       Request *req = it->second;
       it = sends_waiting_.erase(it);
       complete(req, peer_gone_error(req, rank));
@@ -484,9 +520,9 @@ Status P2pEngine::wait(Request *req, Deadline deadline) {
       if (req->done) return req->status;
       check_peers_locked();
       if (req->done) return req->status;
-      if (deadline.expired()) {
+      if (deadline.expired() && !req->cancelled) {
         cancel_locked(req, Error(XC_ERR_TIMEOUT, "timed out"));
-        return req->status;
+        if (req->done) return req->status;  // else a reader holds the buffer until FIN
       }
       if (moved) spins = 0;
       if (++spins < opts_.spin) {
@@ -532,24 +568,33 @@ void P2pEngine::cancel(Request *req, const Status &why) {
 }
 
 void P2pEngine::cancel_locked(Request *req, const Status &why) {
-  if (req->done) return;
-  posted_.remove(req);
-  if (req->kind == RequestKind::kSend) {
-    sends_waiting_.erase(req->id);
-  } else {
-    recvs_streaming_.erase(req->id);
+  if (req->done || req->cancelled) return;
+  req->cancelled = true;
+  if (req->kind == RequestKind::kSend && req->granted) {
+    // The receiver is reading our buffer right now: it stays the receiver's
+    // until FIN (or the receiver's death), which ends the request.
+    req->status = why;
+    return;
   }
+  posted_.remove(req);
+  if (req->kind == RequestKind::kSend)
+    sends_waiting_.erase(req->id);
+  else
+    recvs_streaming_.erase(req->id);
   if (req->peer >= 0 && req->peer < opts_.fabric_size) {
     PeerState &ps = peers_[static_cast<size_t>(req->peer)];
     for (auto it = ps.outbox.begin(); it != ps.outbox.end();) {
-      if (it->completes == req)
-        it = ps.outbox.erase(it);
+      if (it->completes == req || it->owner == req)
+        it = ps.outbox.erase(it);  // an RTS not yet out: the receiver never hears of the message
       else
         ++it;
     }
-    ps.streaming.erase(std::remove(ps.streaming.begin(), ps.streaming.end(), req), ps.streaming.end());
+    auto streaming = std::find(ps.streaming.begin(), ps.streaming.end(), req);
+    if (streaming != ps.streaming.end()) {
+      ps.streaming.erase(streaming);
+      send_control(req->peer, kFrameNack, req->remote_id, 0);  // part of it went: fail the receive
+    }
   }
-  req->cancelled = true;
   complete(req, why);
 }
 

@@ -89,6 +89,7 @@ class P2pEngine final : private FrameSink {
     const void *payload;
     size_t len;
     Request *completes;  // eager send completed once written, or nullptr
+    Request *owner;      // the send this frame announces (RTS): withdrawn with it
   };
   struct PeerState {
     std::deque<Outgoing> outbox;
@@ -98,7 +99,9 @@ class P2pEngine final : private FrameSink {
   void on_frame(int peer, const FrameHeader &h, const void *payload, size_t len) override;
   void deliver_eager(Request *req, int src, int tag, const void *data, size_t bytes);
   void start_large_recv(Request *req, int src, int tag, size_t bytes, uint64_t send_id, uint64_t addr);
-  void send_frame(int peer, const FrameHeader &h, const void *payload, size_t len, Request *completes);
+  void send_frame(int peer, const FrameHeader &h, const void *payload, size_t len, Request *completes,
+                  Request *owner = nullptr);
+  void send_control(int peer, uint32_t kind, uint64_t id, uint64_t arg, uint32_t flags = 0);
   bool flush_peer(int peer, PeerState &ps);
   bool progress_locked();
   bool pending_locked() const;

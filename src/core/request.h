@@ -49,7 +49,8 @@ struct Request {
   uint64_t remote_id = 0;  // the other side's
   size_t offset = 0;       // bytes streamed so far
   RecvStage stage = RecvStage::kPosted;
-  bool awaiting_reply = false;  // send: RTS out, waiting for CTS or FIN
+  uint64_t remote_addr = 0;  // receive, single-copy: where the message sits in the sender
+  bool granted = false;      // send, single-copy: GO is out, the receiver may be reading our buffer
 };
 
 }  // namespace xc

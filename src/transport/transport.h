@@ -19,8 +19,8 @@ struct FrameHeader {
   int32_t src;       // fabric rank of the sender
   int32_t tag;
   uint64_t bytes;    // whole message size (EAGER, RTS) or this piece's size (DATA)
-  uint64_t id;       // sender's request id (RTS, CTS, FIN) or receiver's (DATA)
-  uint64_t arg;      // RTS: sender address for single-copy; CTS: receiver id; DATA: offset
+  uint64_t id;       // the addressee's request id: sender's (CTS, FIN), receiver's (DATA, GO, NACK); RTS: sender's
+  uint64_t arg;      // RTS: sender address for single-copy; CTS, GO: the other side's id; DATA: offset
 };
 static_assert(sizeof(FrameHeader) == 48, "FrameHeader is part of the shm wire format");
 
@@ -30,11 +30,13 @@ enum FrameKind : uint32_t {
   kFrameCts = 3,    // clear to send (receiver → sender), or discard
   kFrameData = 4,   // a piece of a large message after CTS
   kFrameFin = 5,    // receiver read the message itself (single-copy); sender is done
+  kFrameGo = 6,     // sender → receiver: read my memory now (single-copy), I keep it until FIN
+  kFrameNack = 7,   // sender → receiver: the message was withdrawn (send cancelled); fail the receive
 };
 
 enum FrameFlags : uint32_t {
   kCtsDiscard = 1,   // receive was truncated: send no data, complete
-  kCtsSingleCopy = 2 // receiver reads the sender's memory itself; wait for FIN
+  kCtsSingleCopy = 2 // receiver asks to read the sender's memory itself (GO, then FIN)
 };
 
 // Called for each frame that arrives; payload is valid only during the call.

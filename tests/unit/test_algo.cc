@@ -1,0 +1,546 @@
+// The collective algorithms (algo/) over the point-to-point engine and the
+// in-process fake transport (fake_transport.h): N ranks are N threads in this
+// process, each driving its own engine through a CollContext. Every op runs
+// for N = 1, 2, 3, 4, 5, 7, 8; results are checked against a reference
+// computed here (exact for integers and min/max, within a tolerance for
+// floating-point sum/prod/avg) and every rank's result must be bit-identical
+// to rank 0's.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+// cmocka 1.1 declares part of its API without C linkage guards.
+extern "C" {
+#include <cmocka.h>
+}
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "algo/algorithms.h"
+#include "core/dtype.h"
+#include "cpu/half.h"
+#include "fake_transport.h"
+
+using xc::Deadline;
+using xc::Status;
+using xc::algo::CollContext;
+using xc_fake::FakeHubOptions;
+using xc_fake::FakeWorld;
+
+namespace {
+
+constexpr uint64_t kCtx = 0x5eed;
+constexpr uint64_t kDeadlineMs = 20000;
+
+// ---- deterministic inputs ---------------------------------------------------
+
+uint64_t mix(uint64_t a, uint64_t b, uint64_t c) {
+  uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xbf58476d1ce4e5b9ull ^
+               (c + 0x1234567ull) * 0x94d049bb133111ebull;
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+uint64_t fnv1a(const void *p, size_t n) {
+  const unsigned char *b = static_cast<const unsigned char *>(p);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+void fill_pattern(void *buf, size_t bytes, uint64_t seed, uint64_t who) {
+  unsigned char *b = static_cast<unsigned char *>(buf);
+  for (size_t i = 0; i < bytes; ++i) b[i] = static_cast<unsigned char>(mix(seed, who, i / 8) >> (8 * (i % 8)));
+}
+
+bool is_int(xc_dtype_t d) { return xc::dtype_is_integer(d); }
+
+// A float input: [-1, 1) for sum/avg/min/max; magnitude [0.5, 2) with a
+// random sign for prod (so a product of 8 neither overflows nor underflows).
+double float_input(uint64_t bits, xc_op_t op, bool quirky = false) {
+  if (quirky) {  // values where min/max depend on operand order: +0/-0, NaNs
+    switch (bits % 8) {
+      case 0: case 1: case 2: return 0.0;
+      case 3: case 4: case 5: return -0.0;
+      case 6: return (bits & 0x100) ? 1.0 : -1.0;
+      default: {
+        uint64_t nan = 0x7ff8000000000000ull | ((bits >> 12) & 0xfffffffffull);  // rank-specific payload
+        double d;
+        memcpy(&d, &nan, 8);
+        return (bits & 0x200) ? -d : d;
+      }
+    }
+  }
+  double u = static_cast<double>(bits >> 11) * 0x1.0p-53;
+  if (op == XC_PROD) return (bits & 1 ? -1.0 : 1.0) * (0.5 + 1.5 * u);
+  return 2.0 * u - 1.0;
+}
+
+void fill_input(void *buf, size_t count, xc_dtype_t dtype, xc_op_t op, uint64_t seed, int rank, bool quirky = false) {
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t bits = mix(seed, static_cast<uint64_t>(rank), i);
+    switch (dtype) {
+      case XC_INT8: static_cast<int8_t *>(buf)[i] = static_cast<int8_t>(bits); break;
+      case XC_UINT8: static_cast<uint8_t *>(buf)[i] = static_cast<uint8_t>(bits); break;
+      case XC_INT32: static_cast<int32_t *>(buf)[i] = static_cast<int32_t>(bits); break;
+      case XC_UINT32: static_cast<uint32_t *>(buf)[i] = static_cast<uint32_t>(bits); break;
+      case XC_INT64: static_cast<int64_t *>(buf)[i] = static_cast<int64_t>(bits); break;
+      case XC_UINT64: static_cast<uint64_t *>(buf)[i] = bits; break;
+      case XC_FLOAT16:
+        static_cast<uint16_t *>(buf)[i] = xc::cpu::float_to_half(static_cast<float>(float_input(bits, op, quirky)));
+        break;
+      case XC_BFLOAT16:
+        static_cast<uint16_t *>(buf)[i] = xc::cpu::float_to_bf16(static_cast<float>(float_input(bits, op, quirky)));
+        break;
+      case XC_FLOAT32: static_cast<float *>(buf)[i] = static_cast<float>(float_input(bits, op, quirky)); break;
+      case XC_FLOAT64: static_cast<double *>(buf)[i] = float_input(bits, op, quirky); break;
+      default: break;
+    }
+  }
+}
+
+double float_at(const void *buf, size_t i, xc_dtype_t dtype) {
+  switch (dtype) {
+    case XC_FLOAT16: return xc::cpu::half_to_float(static_cast<const uint16_t *>(buf)[i]);
+    case XC_BFLOAT16: return xc::cpu::bf16_to_float(static_cast<const uint16_t *>(buf)[i]);
+    case XC_FLOAT32: return static_cast<const float *>(buf)[i];
+    case XC_FLOAT64: return static_cast<const double *>(buf)[i];
+    default: return 0;
+  }
+}
+
+// ---- failures from rank threads (cmocka asserts only on the main thread) ----
+
+struct Failures {
+  std::mutex mu;
+  std::vector<std::string> msgs;
+  size_t total = 0;
+  void add(const char *fmt, ...) __attribute__((format(printf, 2, 3))) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    std::lock_guard<std::mutex> g(mu);
+    if (msgs.size() < 20) msgs.emplace_back(line);
+    ++total;
+  }
+};
+
+// ---- the ops ---------------------------------------------------------------------
+
+enum class Kind { kBarrier, kBroadcast, kAllgather, kAllreduce, kAllreduceRd, kAllreduceRing };
+
+struct OpSpec {
+  Kind kind;
+  size_t bytes = 0;  // broadcast; allgather block
+  int root = 0;
+  size_t count = 0;  // allreduce
+  xc_dtype_t dtype = XC_INT8;
+  xc_op_t op = XC_SUM;
+  bool quirky = false;  // float min/max on +0/-0 and NaN inputs
+  std::string describe() const {
+    char s[160];
+    switch (kind) {
+      case Kind::kBarrier: return "barrier";
+      case Kind::kBroadcast: snprintf(s, sizeof s, "broadcast %zu bytes from root %d", bytes, root); return s;
+      case Kind::kAllgather: snprintf(s, sizeof s, "allgather %zu-byte blocks", bytes); return s;
+      default:
+        snprintf(s, sizeof s, "%s count %zu %s %s%s",
+                 kind == Kind::kAllreduce ? "allreduce" : kind == Kind::kAllreduceRd ? "allreduce_rd" : "allreduce_ring",
+                 count, xc::dtype_name(dtype), xc::op_name(op), quirky ? " (+-0, NaN inputs)" : "");
+        return s;
+    }
+  }
+};
+
+const xc_dtype_t kDtypes[] = {XC_INT8, XC_UINT8, XC_INT32, XC_UINT32, XC_INT64,
+                              XC_UINT64, XC_FLOAT16, XC_BFLOAT16, XC_FLOAT32, XC_FLOAT64};
+
+std::vector<OpSpec> make_ops(int n) {
+  std::vector<OpSpec> ops;
+  OpSpec b{Kind::kBarrier};
+  for (int i = 0; i < 3; ++i) ops.push_back(b);
+  for (int root = 0; root < n; ++root)
+    for (size_t bytes : {size_t(0), size_t(1), size_t(1000), size_t(5000), size_t(100000)}) {
+      OpSpec o{Kind::kBroadcast};
+      o.bytes = bytes;
+      o.root = root;
+      ops.push_back(o);
+    }
+  for (size_t bytes : {size_t(0), size_t(1), size_t(13), size_t(5000), size_t(40000)}) {
+    OpSpec o{Kind::kAllgather};
+    o.bytes = bytes;
+    ops.push_back(o);
+  }
+  for (xc_dtype_t d : kDtypes) {
+    size_t esize = xc::dtype_size(d);
+    size_t wide = (d == XC_FLOAT16 || d == XC_BFLOAT16) ? 4 : esize;  // halves are reduced as float32
+    // Large enough for the ring (>= 64 KiB as reduced), and not a multiple of n.
+    size_t large = (64 << 10) / wide + 13;
+    std::vector<size_t> counts = {0, 1, 7, static_cast<size_t>(n - 1), large};
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+    int last_op = is_int(d) ? XC_BXOR : XC_AVG;
+    for (int op = XC_SUM; op <= last_op; ++op)
+      for (size_t count : counts) {
+        OpSpec o{Kind::kAllreduce};
+        o.count = count;
+        o.dtype = d;
+        o.op = static_cast<xc_op_t>(op);
+        ops.push_back(o);
+      }
+  }
+  // Float min/max whose result depends on the operand order (min(+0, -0),
+  // which NaN wins): bit-identical results need every rank to combine the
+  // same operands in the same order.
+  for (xc_dtype_t d : {XC_FLOAT16, XC_BFLOAT16, XC_FLOAT32, XC_FLOAT64})
+    for (xc_op_t op : {XC_MIN, XC_MAX}) {
+      OpSpec o{Kind::kAllreduce};
+      o.count = 200;
+      o.dtype = d;
+      o.op = op;
+      o.quirky = true;
+      ops.push_back(o);
+    }
+  // The two algorithms called directly, outside the sizes allreduce() picks
+  // them for: the ring with fewer elements than ranks (empty chunks), and
+  // recursive doubling on a large buffer.
+  for (size_t count : {size_t(0), size_t(1), size_t(n > 1 ? n - 1 : 2), size_t(1000)}) {
+    OpSpec o{Kind::kAllreduceRing};
+    o.count = count;
+    o.dtype = XC_INT32;
+    o.op = XC_SUM;
+    ops.push_back(o);
+    o.dtype = XC_FLOAT64;
+    o.op = XC_MAX;
+    ops.push_back(o);
+    o.dtype = XC_FLOAT32;
+    o.op = XC_SUM;
+    ops.push_back(o);
+  }
+  for (xc_dtype_t d : {XC_INT64, XC_FLOAT64}) {
+    OpSpec o{Kind::kAllreduceRd};
+    o.count = 20000;
+    o.dtype = d;
+    o.op = d == XC_INT64 ? XC_BXOR : XC_SUM;
+    ops.push_back(o);
+  }
+  return ops;
+}
+
+// ---- reference checks (run by comm rank 0) ---------------------------------------
+
+template <typename T>
+T int_combine(T a, T b, xc_op_t op) {
+  switch (op) {
+    case XC_SUM: case XC_AVG: return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+    case XC_PROD: return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    case XC_MIN: return std::min(a, b);
+    case XC_MAX: return std::max(a, b);
+    case XC_BAND: return static_cast<T>(a & b);
+    case XC_BOR: return static_cast<T>(a | b);
+    case XC_BXOR: return static_cast<T>(a ^ b);
+    default: return a;
+  }
+}
+
+template <typename T>
+size_t check_int(const OpSpec &o, uint64_t seed, int n, const void *result, Failures &f, const char *where) {
+  std::vector<T> in(o.count), acc(o.count);
+  fill_input(acc.data(), o.count, o.dtype, o.op, seed, 0, o.quirky);
+  for (int r = 1; r < n; ++r) {
+    fill_input(in.data(), o.count, o.dtype, o.op, seed, r, o.quirky);
+    for (size_t i = 0; i < o.count; ++i) acc[i] = int_combine(acc[i], in[i], o.op);
+  }
+  bool avg = o.op == XC_AVG && o.kind == Kind::kAllreduce;
+  const T *res = static_cast<const T *>(result);
+  size_t bad = 0;
+  for (size_t i = 0; i < o.count; ++i) {
+    T want = avg ? static_cast<T>(acc[i] / static_cast<T>(n)) : acc[i];
+    if (res[i] != want && bad++ < 3)
+      f.add("%s: %s element %zu is %lld, expected %lld", where, o.describe().c_str(), i,
+            static_cast<long long>(res[i]), static_cast<long long>(want));
+  }
+  return bad;
+}
+
+size_t check_float(const OpSpec &o, uint64_t seed, int n, const void *result, Failures &f, const char *where) {
+  size_t esize = xc::dtype_size(o.dtype);
+  std::vector<char> in(o.count * esize);
+  std::vector<double> acc(o.count), mag(o.count);
+  for (int r = 0; r < n; ++r) {
+    fill_input(in.data(), o.count, o.dtype, o.op, seed, r, o.quirky);
+    for (size_t i = 0; i < o.count; ++i) {
+      double x = float_at(in.data(), i, o.dtype);
+      if (r == 0 || std::isnan(x)) {  // min/max propagate a NaN
+        acc[i] = x;
+        mag[i] = std::fabs(x);
+        continue;
+      }
+      if (std::isnan(acc[i])) continue;
+      switch (o.op) {
+        case XC_SUM: case XC_AVG: acc[i] += x; mag[i] += std::fabs(x); break;
+        case XC_PROD: acc[i] *= x; break;
+        case XC_MIN: acc[i] = std::min(acc[i], x); break;
+        case XC_MAX: acc[i] = std::max(acc[i], x); break;
+        default: break;
+      }
+    }
+  }
+  // Rounding unit of the accumulation and of the output.
+  double eps_acc, eps_out, tiny;
+  switch (o.dtype) {
+    case XC_FLOAT64: eps_acc = eps_out = 0x1.0p-53; tiny = 0; break;
+    case XC_FLOAT32: eps_acc = eps_out = 0x1.0p-24; tiny = 0; break;
+    case XC_FLOAT16: eps_acc = 0x1.0p-24; eps_out = 0x1.0p-11; tiny = 0x1.0p-24; break;
+    default: eps_acc = 0x1.0p-24; eps_out = 0x1.0p-8; tiny = 0x1.0p-126; break;  // bfloat16
+  }
+  if (o.kind == Kind::kAllreduceRing && (o.dtype == XC_FLOAT16 || o.dtype == XC_BFLOAT16)) eps_acc = eps_out;
+  size_t bad = 0;
+  for (size_t i = 0; i < o.count; ++i) {
+    double want = acc[i], got = float_at(result, i, o.dtype), tol = 0;
+    switch (o.op) {
+      case XC_SUM: tol = (n + 2) * eps_acc * mag[i] + 2 * eps_out * std::fabs(want) + tiny; break;
+      case XC_AVG:
+        want /= n;
+        tol = (n + 3) * eps_acc * mag[i] / n + 2 * eps_out * std::fabs(want) + tiny;
+        break;
+      case XC_PROD: tol = ((n + 2) * eps_acc + 2 * eps_out) * std::fabs(want); break;
+      default: tol = 0; break;  // min, max: exact
+    }
+    bool good = std::isnan(want) ? std::isnan(got) : std::fabs(got - want) <= tol;
+    if (!good && bad++ < 3)
+      f.add("%s: %s element %zu is %.17g, expected %.17g (tolerance %.3g)", where, o.describe().c_str(), i, got,
+            want, tol);
+  }
+  return bad;
+}
+
+size_t check_allreduce(const OpSpec &o, uint64_t seed, int n, const void *result, Failures &f, const char *where) {
+  switch (o.dtype) {
+    case XC_INT8: return check_int<int8_t>(o, seed, n, result, f, where);
+    case XC_UINT8: return check_int<uint8_t>(o, seed, n, result, f, where);
+    case XC_INT32: return check_int<int32_t>(o, seed, n, result, f, where);
+    case XC_UINT32: return check_int<uint32_t>(o, seed, n, result, f, where);
+    case XC_INT64: return check_int<int64_t>(o, seed, n, result, f, where);
+    case XC_UINT64: return check_int<uint64_t>(o, seed, n, result, f, where);
+    default: return check_float(o, seed, n, result, f, where);
+  }
+}
+
+// ---- one world ---------------------------------------------------------------------
+
+struct WorldConfig {
+  int n;
+  bool reversed_members;  // comm rank r is fabric rank n-1-r
+  bool read_remote;
+  size_t capacity_frames;
+};
+
+struct Run {
+  explicit Run(const WorldConfig &c)
+      : cfg(c), world(hub(c), engine_opts()), ops(make_ops(c.n)),
+        hashes(ops.size(), std::vector<uint64_t>(static_cast<size_t>(c.n), 0)),
+        arrived(ops.size()) {
+    std::vector<int> m(static_cast<size_t>(c.n));
+    for (int r = 0; r < c.n; ++r) m[static_cast<size_t>(r)] = c.reversed_members ? c.n - 1 - r : r;
+    members = std::make_shared<const std::vector<int>>(m);
+    for (auto &a : arrived) a = 0;
+  }
+  static FakeHubOptions hub(const WorldConfig &c) {
+    FakeHubOptions h;
+    h.ranks = c.n;
+    h.capacity_frames = c.capacity_frames;
+    h.max_payload = 4096;
+    h.read_remote = c.read_remote;
+    return h;
+  }
+  static xc::EngineOptions engine_opts() {
+    xc::EngineOptions o;
+    o.eager_bytes = 1024;  // so 5000-byte pieces already go by rendezvous
+    o.chunk_bytes = 65536;
+    o.spin = 50;
+    return o;
+  }
+
+  WorldConfig cfg;
+  FakeWorld world;
+  std::shared_ptr<const std::vector<int>> members;
+  std::vector<OpSpec> ops;
+  std::vector<std::vector<uint64_t>> hashes;  // [op][comm rank]
+  std::vector<std::atomic<int>> arrived;      // barrier check
+  std::atomic<bool> stop{false};
+  Failures failures;
+
+  void abort_all(const char *why) {
+    stop = true;
+    for (int r = 0; r < cfg.n; ++r) world.engine(r).abort_context(kCtx, xc::Error(XC_ERR_ABORTED, "%s", why));
+  }
+
+  void rank_main(int fabric_rank) {
+    int me = static_cast<int>(std::find(members->begin(), members->end(), fabric_rank) - members->begin());
+    int n = cfg.n;
+    xc::P2pEngine &engine = world.engine(fabric_rank);
+    char where[64];
+    snprintf(where, sizeof where, "n=%d rank %d", n, me);
+    std::vector<char> buf, want;
+    for (size_t k = 0; k < ops.size() && !stop; ++k) {
+      const OpSpec &o = ops[k];
+      uint64_t seed = k * 7919 + static_cast<uint64_t>(n);
+      CollContext c(engine, members, me, kCtx, static_cast<int>(k), Deadline::AfterMs(kDeadlineMs));
+      Status st;
+      switch (o.kind) {
+        case Kind::kBarrier: {
+          // The last rank arrives late; nobody may leave before everyone came.
+          if (me == n - 1) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+          arrived[k].fetch_add(1);
+          st = xc::algo::barrier_dissemination(c);
+          if (st.ok() && arrived[k].load() != n)
+            failures.add("%s: left barrier op %zu with only %d of %d ranks arrived", where, k, arrived[k].load(), n);
+          buf.clear();
+          break;
+        }
+        case Kind::kBroadcast: {
+          buf.assign(o.bytes, static_cast<char>(0xee));
+          if (me == o.root) fill_pattern(buf.data(), o.bytes, seed, 0);
+          st = xc::algo::broadcast_binomial(c, buf.data(), o.bytes, o.root);
+          if (st.ok()) {
+            want.resize(o.bytes);
+            fill_pattern(want.data(), o.bytes, seed, 0);
+            if (o.bytes && memcmp(buf.data(), want.data(), o.bytes) != 0)
+              failures.add("%s: %s delivered wrong bytes", where, o.describe().c_str());
+          }
+          break;
+        }
+        case Kind::kAllgather: {
+          size_t total = o.bytes * static_cast<size_t>(n);
+          buf.assign(total, static_cast<char>(0xee));
+          fill_pattern(buf.data() + static_cast<size_t>(me) * o.bytes, o.bytes, seed, static_cast<uint64_t>(me));
+          st = xc::algo::allgather_ring(c, buf.data(), o.bytes);
+          if (st.ok()) {
+            want.resize(total);
+            for (int r = 0; r < n; ++r)
+              fill_pattern(want.data() + static_cast<size_t>(r) * o.bytes, o.bytes, seed, static_cast<uint64_t>(r));
+            for (int r = 0; r < n && o.bytes; ++r)
+              if (memcmp(buf.data() + static_cast<size_t>(r) * o.bytes, want.data() + static_cast<size_t>(r) * o.bytes,
+                         o.bytes) != 0)
+                failures.add("%s: %s: block of rank %d is wrong", where, o.describe().c_str(), r);
+          }
+          break;
+        }
+        default: {
+          size_t bytes = o.count * xc::dtype_size(o.dtype);
+          buf.assign(bytes, 0);
+          fill_input(buf.data(), o.count, o.dtype, o.op, seed, me, o.quirky);
+          if (o.kind == Kind::kAllreduce)
+            st = xc::algo::allreduce(c, buf.data(), o.count, o.dtype, o.op);
+          else if (o.kind == Kind::kAllreduceRd)
+            st = xc::algo::allreduce_recursive_doubling(c, buf.data(), o.count, o.dtype, o.op);
+          else
+            st = xc::algo::allreduce_ring(c, buf.data(), o.count, o.dtype, o.op);
+          if (st.ok() && me == 0) check_allreduce(o, seed, n, buf.data(), failures, where);
+          break;
+        }
+      }
+      if (!st.ok()) {
+        failures.add("%s: %s (op %zu) failed: %d %s", where, o.describe().c_str(), k, static_cast<int>(st.code()),
+                     st.message().c_str());
+        abort_all("another rank failed");
+        return;
+      }
+      hashes[k][static_cast<size_t>(me)] = fnv1a(buf.data(), buf.size());
+    }
+  }
+};
+
+void run_world(const WorldConfig &cfg) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto run = std::make_unique<Run>(cfg);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < cfg.n; ++r) threads.emplace_back([&run, r] { run->rank_main(r); });
+  for (auto &t : threads) t.join();
+  // Bit-identical results everywhere.
+  if (!run->stop)
+    for (size_t k = 0; k < run->ops.size(); ++k)
+      for (int r = 1; r < cfg.n; ++r)
+        if (run->hashes[k][static_cast<size_t>(r)] != run->hashes[k][0])
+          run->failures.add("n=%d: %s (op %zu): rank %d's result differs from rank 0's", cfg.n,
+                            run->ops[k].describe().c_str(), k, r);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  printf("  n=%d: %zu ops in %lld ms (members %s, %s, FIFO %zu frames)\n", cfg.n, run->ops.size(),
+         static_cast<long long>(ms), cfg.reversed_members ? "reversed" : "in order",
+         cfg.read_remote ? "single-copy" : "chunked copy", cfg.capacity_frames);
+  for (const auto &m : run->failures.msgs) print_error("%s\n", m.c_str());
+  if (run->world.hub().violations()) print_error("transport contract breach: %s\n",
+                                                 run->world.hub().first_violation().c_str());
+  assert_int_equal(run->failures.total, 0);
+  assert_int_equal(run->world.hub().violations(), 0);
+}
+
+void collectives_n1(void **) { run_world({1, false, false, 8}); }
+void collectives_n2(void **) { run_world({2, false, false, 8}); }
+void collectives_n3(void **) { run_world({3, true, true, 8}); }
+void collectives_n4(void **) { run_world({4, false, false, 2}); }
+void collectives_n5(void **) { run_world({5, true, false, 8}); }
+void collectives_n7(void **) { run_world({7, false, true, 4}); }
+void collectives_n8(void **) { run_world({8, true, false, 8}); }
+
+// A rank dies before it joins an allreduce: the others fail with
+// XC_ERR_PEER_FAILED soon, rather than waiting out their deadline.
+void allreduce_fails_fast_when_a_rank_dies(void **) {
+  const int n = 4;
+  FakeHubOptions h;
+  h.ranks = n;
+  FakeWorld world(h, Run::engine_opts());
+  auto members = std::make_shared<const std::vector<int>>(std::vector<int>{0, 1, 2, 3});
+  Status st[n];
+  std::vector<std::thread> threads;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < n - 1; ++r)
+    threads.emplace_back([&, r] {
+      std::vector<int32_t> buf(1000, r);
+      CollContext c(world.engine(r), members, r, kCtx, 1, Deadline::AfterMs(10000));
+      st[r] = xc::algo::allreduce(c, buf.data(), buf.size(), XC_INT32, XC_SUM);
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  world.hub().kill(n - 1);
+  for (auto &t : threads) t.join();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  for (int r = 0; r < n - 1; ++r) {
+    if (st[r].code() != XC_ERR_PEER_FAILED) print_error("rank %d: %d %s\n", r, st[r].code(), st[r].message().c_str());
+    assert_int_equal(static_cast<int>(st[r].code()), XC_ERR_PEER_FAILED);
+  }
+  assert_true(ms < 3000);
+}
+
+}  // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(collectives_n1),
+      cmocka_unit_test(collectives_n2),
+      cmocka_unit_test(collectives_n3),
+      cmocka_unit_test(collectives_n4),
+      cmocka_unit_test(collectives_n5),
+      cmocka_unit_test(collectives_n7),
+      cmocka_unit_test(collectives_n8),
+      cmocka_unit_test(allreduce_fails_fast_when_a_rank_dies),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
