@@ -82,12 +82,8 @@ Status Fabric::bootstrap(const FabricSetup &setup) {
   host_count_ = static_cast<int>(host_numbers.size());
 
   std::vector<int> local_ranks;
-  std::vector<pid_t> pids;
-  for (int r = 0; r < size_; ++r) {
-    if (host_index_[static_cast<size_t>(r)] != host_index_[static_cast<size_t>(rank_)]) continue;
-    local_ranks.push_back(r);
-    pids.push_back(cards[static_cast<size_t>(r)].pid);
-  }
+  for (int r = 0; r < size_; ++r)
+    if (host_index_[static_cast<size_t>(r)] == host_index_[static_cast<size_t>(rank_)]) local_ranks.push_back(r);
 
   EngineOptions eo;
   eo.my_rank = rank_;
@@ -98,12 +94,12 @@ Status Fabric::bootstrap(const FabricSetup &setup) {
   eo.thread_safe = setup.thread_safe;
   engine_ = std::make_unique<P2pEngine>(eo);
 
-  if (size_ > 1) XC_TRY(connect_shm(setup, local_ranks, pids));
+  if (size_ > 1) XC_TRY(connect_shm(setup, local_ranks));
   XC_INFO("fabric of %d ranks on %d hosts ready; %zu ranks on this host", size_, host_count_, local_ranks.size());
   return Status::Ok();
 }
 
-Status Fabric::connect_shm(const FabricSetup &setup, std::vector<int> local_ranks, std::vector<pid_t> pids) {
+Status Fabric::connect_shm(const FabricSetup &setup, std::vector<int> local_ranks) {
   Deadline deadline = Deadline::AfterMs(setup.timeout_ms);
   bool use_shm = local_ranks.size() > 1;
   if (use_shm) {
@@ -112,7 +108,6 @@ Status Fabric::connect_shm(const FabricSetup &setup, std::vector<int> local_rank
     so.my_rank = rank_;
     so.fabric_size = size_;
     so.local_ranks = std::move(local_ranks);
-    so.local_pids = std::move(pids);
     so.ring_bytes = static_cast<size_t>(env_get_int("XC_SHM_RING_BYTES"));
     std::string large = env_get("XC_SHM_LARGE");
     if (large != "copy" && large != "cma")

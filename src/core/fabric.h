@@ -56,7 +56,7 @@ class Fabric {
  private:
   Fabric() = default;
   Status bootstrap(const FabricSetup &setup);
-  Status connect_shm(const FabricSetup &setup, std::vector<int> local_ranks, std::vector<pid_t> pids);
+  Status connect_shm(const FabricSetup &setup, std::vector<int> local_ranks);
 
   int rank_ = 0;
   int size_ = 1;

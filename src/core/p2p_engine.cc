@@ -56,7 +56,6 @@ void P2pEngine::set_routes(std::vector<Transport *> route) {
 
 void P2pEngine::complete(Request *req, Status st) {
   req->status = std::move(st);
-  req->stage = RecvStage::kDone;
   req->done = true;
   if (transports_.empty()) done_cv_.notify_all();
 }
@@ -104,7 +103,6 @@ void P2pEngine::start_large_recv(Request *req, int src, int tag, size_t bytes, u
   req->remote_id = send_id;
   req->remote_addr = addr;
   req->offset = 0;
-  req->stage = RecvStage::kStreaming;
   recvs_streaming_[req->id] = req;
   send_control(src, kFrameCts, send_id, req->id, single_copy ? uint32_t{kCtsSingleCopy} : 0u);
 }
@@ -369,7 +367,6 @@ void P2pEngine::post_recv(Request *req) {
     int failed = first_crashed_locked(*req->members);
     if (failed >= 0) return complete(req, peer_gone_error(req, failed));
   }
-  req->stage = RecvStage::kPosted;
   posted_.push_back(req);
 }
 
@@ -484,11 +481,6 @@ void P2pEngine::fail_peer_locked(int rank) {
   for (Request *req : ps.streaming) complete(req, peer_gone_error(req, rank));
   ps.outbox.clear();
   ps.streaming.clear();
-}
-
-bool P2pEngine::peer_failed(int rank) {
-  auto guard = lock();
-  return rank >= 0 && rank < opts_.fabric_size && dead_[static_cast<size_t>(rank)];
 }
 
 int P2pEngine::first_failed(const std::vector<int> &members) {

@@ -60,7 +60,6 @@ class P2pEngine final : private FrameSink {
   // Cancel, and fail at once everything posted on ctx from now on.
   void abort_context(uint64_t ctx, const Status &why);
 
-  bool peer_failed(int rank);
   // First dead rank among members, or -1.
   int first_failed(const std::vector<int> &members);
 

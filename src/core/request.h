@@ -16,9 +16,6 @@ constexpr uint32_t kRequestFreed = 0xdeadbeef;
 
 enum class RequestKind : uint8_t { kSend, kRecv };
 
-// Where a pending receive stands.
-enum class RecvStage : uint8_t { kPosted, kStreaming, kDone };
-
 struct Request {
   uint32_t magic = kRequestMagic;
   RequestKind kind = RequestKind::kSend;
@@ -48,7 +45,6 @@ struct Request {
   uint64_t id = 0;         // ours, on the wire
   uint64_t remote_id = 0;  // the other side's
   size_t offset = 0;       // bytes streamed so far
-  RecvStage stage = RecvStage::kPosted;
   uint64_t remote_addr = 0;  // receive, single-copy: where the message sits in the sender
   bool granted = false;      // send, single-copy: GO is out, the receiver may be reading our buffer
 };

@@ -23,7 +23,6 @@ struct ShmOptions {
   int my_rank = 0;                // fabric rank of this process
   int fabric_size = 1;
   std::vector<int> local_ranks;   // fabric ranks on this host, ascending; local index = position
-  std::vector<pid_t> local_pids;  // same order
   size_t ring_bytes = 256 << 10;  // power of two
   bool single_copy = false;       // offer read_remote (CMA)
 };
