@@ -81,6 +81,24 @@ xc_result_t retire(const char *fn, xc_request_t *req, xc_status_t *status) {
   return finish(fn, st);
 }
 
+// A blocking send or receive: the request lives on the stack.
+xc_result_t blocking(const char *fn, Dir dir, const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag,
+                     xc_comm_t comm, xc_status_t *status) {
+  size_t bytes = 0;
+  Status st = check_p2p(buf, count, dtype, peer, tag, comm, dir, &bytes);
+  if (!st.ok()) return finish(fn, st);
+  xc::Request req;
+  fill_request(req, buf, bytes, peer, tag, comm);
+  xc::P2pEngine &engine = comm->fabric->engine();
+  if (dir == Dir::kSend)
+    engine.post_send(&req);
+  else
+    engine.post_recv(&req);
+  if (!req.done) (void)engine.wait(&req, xc::op_deadline(comm));
+  xc::api::fill_status(req, comm->rank_of_fabric.get(), status);
+  return finish(fn, explain(req, fn, peer, tag, comm->timeout_ms, comm->name));
+}
+
 void empty_status(xc_status_t *status) {
   if (status) *status = xc_status_t{XC_ANY_SOURCE, XC_ANY_TAG, XC_SUCCESS, 0, 0};
 }
@@ -88,33 +106,12 @@ void empty_status(xc_status_t *status) {
 }  // namespace
 
 XC_EXPORT xc_result_t xc_send(const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm) {
-  XC_API_GUARD("xc_send", {
-    size_t bytes = 0;
-    Status st = check_p2p(buf, count, dtype, peer, tag, comm, Dir::kSend, &bytes);
-    if (!st.ok()) return finish("xc_send", st);
-    xc::Request req;
-    fill_request(req, buf, bytes, peer, tag, comm);
-    xc::P2pEngine &engine = comm->fabric->engine();
-    engine.post_send(&req);
-    if (!req.done) (void)engine.wait(&req, xc::op_deadline(comm));
-    return finish("xc_send", explain(req, "xc_send", peer, tag, comm->timeout_ms, comm->name));
-  })
+  XC_API_GUARD("xc_send", { return blocking("xc_send", Dir::kSend, buf, count, dtype, peer, tag, comm, nullptr); })
 }
 
 XC_EXPORT xc_result_t xc_recv(void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm,
                               xc_status_t *status) {
-  XC_API_GUARD("xc_recv", {
-    size_t bytes = 0;
-    Status st = check_p2p(buf, count, dtype, peer, tag, comm, Dir::kRecv, &bytes);
-    if (!st.ok()) return finish("xc_recv", st);
-    xc::Request req;
-    fill_request(req, buf, bytes, peer, tag, comm);
-    xc::P2pEngine &engine = comm->fabric->engine();
-    engine.post_recv(&req);
-    if (!req.done) (void)engine.wait(&req, xc::op_deadline(comm));
-    xc::api::fill_status(req, comm->rank_of_fabric.get(), status);
-    return finish("xc_recv", explain(req, "xc_recv", peer, tag, comm->timeout_ms, comm->name));
-  })
+  XC_API_GUARD("xc_recv", { return blocking("xc_recv", Dir::kRecv, buf, count, dtype, peer, tag, comm, status); })
 }
 
 XC_EXPORT xc_result_t xc_sendrecv(const void *sendbuf, size_t sendcount, int dest, int sendtag, void *recvbuf,

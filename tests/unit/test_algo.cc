@@ -5,13 +5,7 @@
 // computed here (exact for integers and min/max, within a tolerance for
 // floating-point sum/prod/avg) and every rank's result must be bit-identical
 // to rank 0's.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-// cmocka 1.1 declares part of its API without C linkage guards.
-extern "C" {
-#include <cmocka.h>
-}
+#include "unit_test.h"
 
 #include <algorithm>
 #include <atomic>

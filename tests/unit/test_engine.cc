@@ -4,13 +4,7 @@
 // departure, context abort, and the single-copy (read_remote + FIN) path.
 // Every test builds fresh engines; most drive them from this one thread by
 // pumping each engine in turn.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-// cmocka 1.1 declares part of its API without C linkage guards.
-extern "C" {
-#include <cmocka.h>
-}
+#include "unit_test.h"
 
 #include <atomic>
 #include <chrono>

@@ -6,15 +6,7 @@
 #include <string>
 #include <vector>
 
-// clang-format off
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-// cmocka 1.1 declares part of its API without C linkage guards.
-extern "C" {
-#include <cmocka.h>
-}
-// clang-format on
+#include "unit_test.h"
 
 #include "bootstrap/launcher.h"
 #include "bootstrap/store.h"
@@ -26,17 +18,7 @@ using namespace xc::bootstrap;
 
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::xc::Status s_ = (expr);                                                  \
-    if (!s_.ok()) fail_msg("%s failed: %s", #expr, s_.message().c_str());      \
-  } while (0)
 
-void expect_error(const Status &s, xc_result_t code, const char *substr) {
-  if (s.ok()) fail_msg("expected error %d containing '%s', got success", code, substr);
-  if (s.code() != code || strstr(s.message().c_str(), substr) == nullptr)
-    fail_msg("expected error %d containing '%s', got %d: %s", code, substr, s.code(), s.message().c_str());
-}
 
 // Removes every variable any launcher (or xcrun) could have set, including
 // the ones of the CI job running this test.

@@ -1,12 +1,6 @@
 // Host reductions for every dtype × op against a straightforward reference,
 // and the float16/bfloat16 conversions against the compiler's own types.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-// cmocka 1.1 declares part of its API without C linkage guards.
-extern "C" {
-#include <cmocka.h>
-}
+#include "unit_test.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,12 +1,6 @@
 // The shared-memory ring on plain memory: records come out in order and
 // intact, including across the wrap-around, and a full ring refuses writes.
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-// cmocka 1.1 declares part of its API without C linkage guards.
-extern "C" {
-#include <cmocka.h>
-}
+#include "unit_test.h"
 
 #include <cstdint>
 #include <cstring>

@@ -15,15 +15,7 @@
 #include <thread>
 #include <vector>
 
-// clang-format off
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-// cmocka 1.1 declares part of its API without C linkage guards.
-extern "C" {
-#include <cmocka.h>
-}
-// clang-format on
+#include "unit_test.h"
 
 #include "bootstrap/store.h"
 #include "bootstrap/store_wire.h"
@@ -35,17 +27,7 @@ namespace {
 
 const char *kToken = "0123456789abcdef0123456789abcdef";
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::xc::Status s_ = (expr);                                                  \
-    if (!s_.ok()) fail_msg("%s failed: %s", #expr, s_.message().c_str());      \
-  } while (0)
 
-void expect_error(const Status &s, xc_result_t code, const char *substr) {
-  if (s.ok()) fail_msg("expected error %d containing '%s', got success", code, substr);
-  if (s.code() != code || strstr(s.message().c_str(), substr) == nullptr)
-    fail_msg("expected error %d containing '%s', got %d: %s", code, substr, s.code(), s.message().c_str());
-}
 
 std::unique_ptr<StoreServer> serve(const std::string &host = "127.0.0.1", uint16_t port = 0) {
   std::unique_ptr<StoreServer> server;

@@ -3,15 +3,7 @@
 #include <cstring>
 #include <string>
 
-// clang-format off
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-// cmocka 1.1 declares part of its API without C linkage guards.
-extern "C" {
-#include <cmocka.h>
-}
-// clang-format on
+#include "unit_test.h"
 
 #include "bootstrap/store.h"
 #include "bootstrap/unique_id.h"
@@ -21,17 +13,7 @@ using namespace xc::bootstrap;
 
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::xc::Status s_ = (expr);                                                  \
-    if (!s_.ok()) fail_msg("%s failed: %s", #expr, s_.message().c_str());      \
-  } while (0)
 
-void expect_error(const Status &s, xc_result_t code, const char *substr) {
-  if (s.ok()) fail_msg("expected error %d containing '%s', got success", code, substr);
-  if (s.code() != code || strstr(s.message().c_str(), substr) == nullptr)
-    fail_msg("expected error %d containing '%s', got %d: %s", code, substr, s.code(), s.message().c_str());
-}
 
 void round_trip(const std::string &host, uint16_t port, const std::string &token) {
   UniqueId in;
