@@ -146,7 +146,9 @@ xc_result_t xc_config_init(xc_config_t *cfg, size_t size);
 /* Build the world communicator from the launcher's environment: xcrun,
    torchrun, Slurm, Open MPI or MPICH/Hydra. With no launcher, a world of one.
    Collective over all ranks of the job. cfg may be NULL (defaults). *world is
-   owned by the caller and released with xc_comm_free. */
+   owned by the caller and released with xc_comm_free. Once per process: a
+   call with a valid config returns XC_ERR_INVALID_USAGE (even if the
+   first one failed later, in the rendezvous). */
 xc_result_t xc_init(const xc_config_t *cfg, xc_comm_t *world);
 
 /* An id that names one rendezvous: the address of a bootstrap store served by

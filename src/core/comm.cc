@@ -181,8 +181,15 @@ uint64_t effective_timeout_ms(const xc_config_t &cfg) {
 }
 
 Status comm_init_world(const xc_config_t *user_cfg, xc_comm_s **out) {
+  // The launcher's rendezvous serves one world per job: a second xc_init
+  // would join it twice. Refused at once on every rank, so none waits.
+  static std::atomic<bool> started{false};
   xc_config_t cfg;
   XC_TRY(read_config(user_cfg, &cfg));
+  if (started.exchange(true))
+    return Error(XC_ERR_INVALID_USAGE,
+                 "xc_init was already called in this process; split or dup the world, or start another job with "
+                 "xc_get_unique_id and xc_comm_init_rank");
   apply_process_settings(cfg);
   bootstrap::LaunchInfo li;
   XC_TRY(bootstrap::detect_launch(&li));

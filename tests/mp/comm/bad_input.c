@@ -158,6 +158,10 @@ static void null_comm(void) {
   E_ARG(xc_init(&bad, &out));
   show("xc_init(version 99 config)");
   MP_ASSERT(out == SENTINEL_COMM, "out written on failure");
+  /* the world exists already: a second xc_init is refused at once on every rank */
+  MP_EXPECT_ERR(xc_init(NULL, &out), XC_ERR_INVALID_USAGE);
+  show("xc_init (second call)");
+  MP_ASSERT(out == SENTINEL_COMM, "out written on failure");
   /* NULL is a no-op success for free only */
   OK_CLEARS(xc_comm_free(NULL));
 }
