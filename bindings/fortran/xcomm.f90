@@ -1,0 +1,1138 @@
+! xcomm.f90 -- the Fortran bindings of xcomm: module xcomm.
+!
+! Fortran 2018 (TS 29113 assumed-type and assumed-rank dummies), in the style
+! of mpi_f08:
+!  - every C function of include/xcomm.h has a Fortran procedure of the same
+!    name, arguments in the C order, outputs last, then an optional ierr;
+!  - handles are the derived types xc_comm and xc_request wrapping a
+!    type(c_ptr) (component ptr); XC_COMM_NULL / XC_REQUEST_NULL and the
+!    operators == and /= compare them;
+!  - xc_status, xc_config and xc_unique_id are bind(c) mirrors of the C structs;
+!  - ierr (integer, intent(out), optional): present, it receives the
+!    xc_result_t and the program goes on; absent, an error (a negative result)
+!    prints the routine, xc_strerror and xc_last_error() to stderr and stops
+!    the program with "error stop" (as MPI's default error handler does; xcrun
+!    then stops the other ranks);
+!  - buffers are type(*), dimension(..): scalars and arrays of any rank and of
+!    any type. The count is in elements of dtype, and either a default integer
+!    or an integer(int64) (generic interfaces pick the kind). Blocking calls
+!    accept non-contiguous sections (the compiler copies them in and out);
+!    xc_isend and xc_irecv reject them with XC_ERR_INVALID_ARGUMENT, since a
+!    copy would not outlive the call: their buffers should be contiguous and
+!    declared ASYNCHRONOUS (or TARGET) by the caller, as with mpi_f08;
+!  - in-place collectives: pass the module variable XC_IN_PLACE as sendbuf of
+!    xc_allreduce or xc_allgather (mpi_f08's MPI_IN_PLACE: its address is
+!    recognised and the C XC_IN_PLACE is passed instead). It is PROTECTED, so
+!    passing it as a receive buffer does not compile; passed as any other send
+!    buffer it is rejected with XC_ERR_INVALID_ARGUMENT.
+!
+! Errors that the bindings detect themselves (negative count, XC_IN_PLACE
+! misplaced, non-contiguous non-blocking buffer, too short arrays) return
+! XC_ERR_INVALID_ARGUMENT without calling the library; xc_last_error() then
+! returns the bindings' message until the next call into the library. That
+! message is process-wide, not per thread.
+module xcomm
+  use, intrinsic :: iso_c_binding
+  use, intrinsic :: iso_fortran_env, only : error_unit, int32, int64
+  implicit none
+  private
+
+  ! ---- versions ------------------------------------------------------------
+  integer, parameter, public :: XC_VERSION_MAJOR = 0
+  integer, parameter, public :: XC_VERSION_MINOR = 1
+  integer, parameter, public :: XC_VERSION_PATCH = 0
+  integer, parameter, public :: XC_ABI_VERSION = 1
+
+  ! ---- results (xc_result_t) -----------------------------------------------
+  integer, parameter, public :: XC_SUCCESS = 0
+  integer, parameter, public :: XC_IN_PROGRESS = 1
+  integer, parameter, public :: XC_ERR_INVALID_ARGUMENT = -1
+  integer, parameter, public :: XC_ERR_INVALID_USAGE = -2
+  integer, parameter, public :: XC_ERR_NO_MEMORY = -3
+  integer, parameter, public :: XC_ERR_SYSTEM = -4
+  integer, parameter, public :: XC_ERR_TIMEOUT = -5
+  integer, parameter, public :: XC_ERR_PEER_FAILED = -6
+  integer, parameter, public :: XC_ERR_ABORTED = -7
+  integer, parameter, public :: XC_ERR_UNSUPPORTED = -8
+  integer, parameter, public :: XC_ERR_TRUNCATED = -9
+  integer, parameter, public :: XC_ERR_CUDA = -10
+  integer, parameter, public :: XC_ERR_NCCL = -11
+  integer, parameter, public :: XC_ERR_INTERNAL = -12
+
+  ! ---- data types (xc_dtype_t) ---------------------------------------------
+  integer, parameter, public :: XC_INT8 = 0
+  integer, parameter, public :: XC_UINT8 = 1
+  integer, parameter, public :: XC_INT32 = 2
+  integer, parameter, public :: XC_UINT32 = 3
+  integer, parameter, public :: XC_INT64 = 4
+  integer, parameter, public :: XC_UINT64 = 5
+  integer, parameter, public :: XC_FLOAT16 = 6
+  integer, parameter, public :: XC_BFLOAT16 = 7
+  integer, parameter, public :: XC_FLOAT32 = 8
+  integer, parameter, public :: XC_FLOAT64 = 9
+
+  ! ---- reductions (xc_op_t) ------------------------------------------------
+  integer, parameter, public :: XC_SUM = 0
+  integer, parameter, public :: XC_PROD = 1
+  integer, parameter, public :: XC_MIN = 2
+  integer, parameter, public :: XC_MAX = 3
+  integer, parameter, public :: XC_AVG = 4
+  integer, parameter, public :: XC_BAND = 5
+  integer, parameter, public :: XC_BOR = 6
+  integer, parameter, public :: XC_BXOR = 7
+
+  ! ---- configuration -------------------------------------------------------
+  integer, parameter, public :: XC_CONFIG_VERSION = 1
+  integer, parameter, public :: XC_DEVICE_AUTO = -1
+  integer, parameter, public :: XC_DEVICE_NONE = -2
+  integer, parameter, public :: XC_THREAD_DEFAULT = 0
+  integer, parameter, public :: XC_THREAD_SERIALIZED = 1
+  integer, parameter, public :: XC_THREAD_MULTIPLE = 2
+  integer, parameter, public :: XC_DEBUG_DEFAULT = 0
+  integer, parameter, public :: XC_DEBUG_NONE = 1
+  integer, parameter, public :: XC_DEBUG_WARN = 2
+  integer, parameter, public :: XC_DEBUG_INFO = 3
+  integer, parameter, public :: XC_DEBUG_TRACE = 4
+
+  ! ---- communicators and point to point --------------------------------------
+  integer, parameter, public :: XC_UNDEFINED = -32766
+  integer, parameter, public :: XC_ANY_SOURCE = -1
+  integer, parameter, public :: XC_ANY_TAG = -1
+  integer, parameter, public :: XC_TAG_MAX = huge(0_int32)
+
+  ! ---- types -----------------------------------------------------------------
+  !> A communicator (xc_comm_t). Default: null.
+  type, bind(c), public :: xc_comm
+    type(c_ptr) :: ptr = c_null_ptr
+  end type xc_comm
+
+  !> A non-blocking request (xc_request_t). Default: null. An array of them
+  !> has the layout of a C array of xc_request_t.
+  type, bind(c), public :: xc_request
+    type(c_ptr) :: ptr = c_null_ptr
+  end type xc_request
+
+  !> xc_status_t. The default value is the empty status.
+  type, bind(c), public :: xc_status
+    integer(c_int) :: source = XC_ANY_SOURCE
+    integer(c_int) :: tag = XC_ANY_TAG
+    integer(c_int) :: error = XC_SUCCESS
+    integer(c_int) :: reserved = 0
+    integer(c_size_t) :: bytes = 0
+  end type xc_status
+
+  !> xc_config_t. Start from XC_CONFIG_DEFAULT or call xc_config_init. name is
+  !> NULL or the c_loc of a NUL-terminated character(kind=c_char) target; the
+  !> library copies it during the call that takes the config.
+  type, bind(c), public :: xc_config
+    integer(c_size_t) :: size = 0
+    integer(c_int32_t) :: version = XC_CONFIG_VERSION
+    integer(c_int32_t) :: device = XC_DEVICE_AUTO
+    integer(c_int64_t) :: timeout_ms = 0
+    integer(c_int32_t) :: thread_mode = XC_THREAD_DEFAULT
+    integer(c_int32_t) :: debug_level = XC_DEBUG_DEFAULT
+    type(c_ptr) :: name = c_null_ptr
+  end type xc_config
+
+  !> xc_unique_id_t: 128 opaque bytes, sent to every rank by the caller.
+  type, bind(c), public :: xc_unique_id
+    character(kind=c_char) :: internal(128) = c_null_char
+  end type xc_unique_id
+
+  !> The type of XC_IN_PLACE (nothing else has it).
+  type, bind(c), public :: xc_in_place_t
+    integer(c_int) :: unused = 0
+  end type xc_in_place_t
+
+  type(xc_comm), parameter, public :: XC_COMM_NULL = xc_comm(c_null_ptr)
+  type(xc_request), parameter, public :: XC_REQUEST_NULL = xc_request(c_null_ptr)
+  !> sizeof(xc_config_t), and the C XC_CONFIG_INIT (Fortran names are case-blind,
+  !> so it cannot share the name of the subroutine xc_config_init).
+  integer(c_size_t), parameter, public :: XC_CONFIG_SIZE = c_sizeof(xc_config())
+  type(xc_config), parameter, public :: XC_CONFIG_DEFAULT = xc_config(size=XC_CONFIG_SIZE)
+
+  !> Pass as sendbuf of xc_allreduce / xc_allgather for the in-place variant.
+  type(xc_in_place_t), target, save, protected, public :: XC_IN_PLACE
+
+  ! ---- the bindings' own error message (see the header comment) -------------
+  character(len=512), save :: binding_msg = ''
+  logical, save :: binding_msg_set = .false.
+
+  ! ---- public procedures -------------------------------------------------------
+  public :: xc_get_version, xc_strerror, xc_last_error, xc_dtype_size, xc_config_init
+  public :: xc_init, xc_get_unique_id, xc_comm_init_rank, xc_comm_free, xc_comm_abort
+  public :: xc_comm_rank, xc_comm_size, xc_comm_local_rank, xc_comm_local_size
+  public :: xc_comm_get_async_error, xc_comm_split, xc_comm_split_groups, xc_comm_dup
+  public :: xc_send, xc_recv, xc_sendrecv, xc_isend, xc_irecv, xc_wait, xc_test, xc_waitall
+  public :: xc_barrier, xc_broadcast, xc_allreduce, xc_allgather
+  public :: operator(==), operator(/=)
+
+  interface operator(==)
+    module procedure comm_eq, request_eq
+  end interface
+  interface operator(/=)
+    module procedure comm_ne, request_ne
+  end interface
+
+  ! Optional configs and statuses are told apart by generic resolution, so
+  ! ierr can always be passed by position:
+  !   call xc_init(world [, ierr])          call xc_init(cfg, world [, ierr])
+  !   call xc_recv(buf, n, dt, src, tag, comm [, ierr])
+  !   call xc_recv(buf, n, dt, src, tag, comm, status [, ierr])
+  interface xc_init
+    module procedure xc_init_nocfg, xc_init_cfg
+  end interface
+  interface xc_comm_init_rank
+    module procedure xc_comm_init_rank_nocfg, xc_comm_init_rank_cfg
+  end interface
+  interface xc_comm_split
+    module procedure xc_comm_split_nocfg, xc_comm_split_cfg
+  end interface
+  interface xc_comm_split_groups
+    module procedure xc_comm_split_groups_nocfg, xc_comm_split_groups_cfg
+  end interface
+  interface xc_send
+    module procedure xc_send_i4, xc_send_i8
+  end interface
+  interface xc_recv
+    module procedure xc_recv_i4, xc_recv_i8, xc_recv_i4_st, xc_recv_i8_st
+  end interface
+  interface xc_sendrecv
+    module procedure xc_sendrecv_i4, xc_sendrecv_i8, xc_sendrecv_i4_st, xc_sendrecv_i8_st
+  end interface
+  interface xc_isend
+    module procedure xc_isend_i4, xc_isend_i8
+  end interface
+  interface xc_irecv
+    module procedure xc_irecv_i4, xc_irecv_i8
+  end interface
+  interface xc_wait
+    module procedure xc_wait_nost, xc_wait_st
+  end interface
+  interface xc_test
+    module procedure xc_test_nost, xc_test_st
+  end interface
+  interface xc_waitall
+    module procedure xc_waitall_nost, xc_waitall_st
+  end interface
+  interface xc_broadcast
+    module procedure xc_broadcast_i4, xc_broadcast_i8
+  end interface
+  interface xc_allreduce
+    module procedure xc_allreduce_i4, xc_allreduce_i8
+  end interface
+  interface xc_allgather
+    module procedure xc_allgather_i4, xc_allgather_i8
+  end interface
+
+  ! ---- the C API (include/xcomm.h), one interface per function ---------------
+  interface
+    integer(c_int) function c_xc_get_version(major, minor, patch) bind(c, name='xc_get_version')
+      import :: c_int
+      integer(c_int), intent(out), optional :: major, minor, patch
+    end function c_xc_get_version
+
+    type(c_ptr) function c_xc_strerror(result) bind(c, name='xc_strerror')
+      import :: c_ptr, c_int
+      integer(c_int), value :: result
+    end function c_xc_strerror
+
+    type(c_ptr) function c_xc_last_error() bind(c, name='xc_last_error')
+      import :: c_ptr
+    end function c_xc_last_error
+
+    integer(c_size_t) function c_xc_dtype_size(dtype) bind(c, name='xc_dtype_size')
+      import :: c_size_t, c_int
+      integer(c_int), value :: dtype
+    end function c_xc_dtype_size
+
+    integer(c_int) function c_xc_config_init(cfg, size) bind(c, name='xc_config_init')
+      import :: c_int, c_size_t, xc_config
+      type(xc_config), intent(inout) :: cfg
+      integer(c_size_t), value :: size
+    end function c_xc_config_init
+
+    integer(c_int) function c_xc_init(cfg, world) bind(c, name='xc_init')
+      import :: c_int, xc_config, xc_comm
+      type(xc_config), intent(in), optional :: cfg
+      type(xc_comm), intent(inout) :: world
+    end function c_xc_init
+
+    integer(c_int) function c_xc_get_unique_id(id) bind(c, name='xc_get_unique_id')
+      import :: c_int, xc_unique_id
+      type(xc_unique_id), intent(inout) :: id
+    end function c_xc_get_unique_id
+
+    integer(c_int) function c_xc_comm_init_rank(nranks, id, rank, cfg, comm) bind(c, name='xc_comm_init_rank')
+      import :: c_int, xc_unique_id, xc_config, xc_comm
+      integer(c_int), value :: nranks
+      type(xc_unique_id), intent(in) :: id
+      integer(c_int), value :: rank
+      type(xc_config), intent(in), optional :: cfg
+      type(xc_comm), intent(inout) :: comm
+    end function c_xc_comm_init_rank
+
+    integer(c_int) function c_xc_comm_free(comm) bind(c, name='xc_comm_free')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+    end function c_xc_comm_free
+
+    integer(c_int) function c_xc_comm_abort(comm) bind(c, name='xc_comm_abort')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+    end function c_xc_comm_abort
+
+    integer(c_int) function c_xc_comm_rank(comm, rank) bind(c, name='xc_comm_rank')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      integer(c_int), intent(inout) :: rank
+    end function c_xc_comm_rank
+
+    integer(c_int) function c_xc_comm_size(comm, size) bind(c, name='xc_comm_size')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      integer(c_int), intent(inout) :: size
+    end function c_xc_comm_size
+
+    integer(c_int) function c_xc_comm_local_rank(comm, rank) bind(c, name='xc_comm_local_rank')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      integer(c_int), intent(inout) :: rank
+    end function c_xc_comm_local_rank
+
+    integer(c_int) function c_xc_comm_local_size(comm, size) bind(c, name='xc_comm_local_size')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      integer(c_int), intent(inout) :: size
+    end function c_xc_comm_local_size
+
+    integer(c_int) function c_xc_comm_get_async_error(comm, err) bind(c, name='xc_comm_get_async_error')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      integer(c_int), intent(inout) :: err
+    end function c_xc_comm_get_async_error
+
+    integer(c_int) function c_xc_comm_split(parent, color, key, cfg, out) bind(c, name='xc_comm_split')
+      import :: c_int, c_ptr, xc_config, xc_comm
+      type(c_ptr), value :: parent
+      integer(c_int), value :: color, key
+      type(xc_config), intent(in), optional :: cfg
+      type(xc_comm), intent(inout) :: out
+    end function c_xc_comm_split
+
+    integer(c_int) function c_xc_comm_split_groups(parent, ngroups, group_sizes, ranks, cfg, out) &
+        bind(c, name='xc_comm_split_groups')
+      import :: c_int, c_ptr, xc_config, xc_comm
+      type(c_ptr), value :: parent
+      integer(c_int), value :: ngroups
+      integer(c_int), intent(in) :: group_sizes(*), ranks(*)
+      type(xc_config), intent(in), optional :: cfg
+      type(xc_comm), intent(inout) :: out
+    end function c_xc_comm_split_groups
+
+    integer(c_int) function c_xc_comm_dup(comm, out) bind(c, name='xc_comm_dup')
+      import :: c_int, c_ptr, xc_comm
+      type(c_ptr), value :: comm
+      type(xc_comm), intent(inout) :: out
+    end function c_xc_comm_dup
+
+    integer(c_int) function c_xc_send(buf, count, dtype, peer, tag, comm) bind(c, name='xc_send')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype, peer, tag
+      type(c_ptr), value :: comm
+    end function c_xc_send
+
+    integer(c_int) function c_xc_recv(buf, count, dtype, peer, tag, comm, status) bind(c, name='xc_recv')
+      import :: c_int, c_ptr, c_size_t, xc_status
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype, peer, tag
+      type(c_ptr), value :: comm
+      type(xc_status), intent(inout), optional :: status
+    end function c_xc_recv
+
+    integer(c_int) function c_xc_sendrecv(sendbuf, sendcount, dest, sendtag, recvbuf, recvcount, source, &
+                                          recvtag, dtype, comm, status) bind(c, name='xc_sendrecv')
+      import :: c_int, c_ptr, c_size_t, xc_status
+      type(c_ptr), value :: sendbuf
+      integer(c_size_t), value :: sendcount
+      integer(c_int), value :: dest, sendtag
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: recvcount
+      integer(c_int), value :: source, recvtag, dtype
+      type(c_ptr), value :: comm
+      type(xc_status), intent(inout), optional :: status
+    end function c_xc_sendrecv
+
+    integer(c_int) function c_xc_isend(buf, count, dtype, peer, tag, comm, req) bind(c, name='xc_isend')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype, peer, tag
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_isend
+
+    integer(c_int) function c_xc_irecv(buf, count, dtype, peer, tag, comm, req) bind(c, name='xc_irecv')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype, peer, tag
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_irecv
+
+    integer(c_int) function c_xc_wait(req, status) bind(c, name='xc_wait')
+      import :: c_int, xc_request, xc_status
+      type(xc_request), intent(inout) :: req
+      type(xc_status), intent(inout), optional :: status
+    end function c_xc_wait
+
+    integer(c_int) function c_xc_test(req, done, status) bind(c, name='xc_test')
+      import :: c_int, xc_request, xc_status
+      type(xc_request), intent(inout) :: req
+      integer(c_int), intent(inout) :: done
+      type(xc_status), intent(inout), optional :: status
+    end function c_xc_test
+
+    integer(c_int) function c_xc_waitall(n, reqs, statuses) bind(c, name='xc_waitall')
+      import :: c_int, c_size_t, xc_request, xc_status
+      integer(c_size_t), value :: n
+      type(xc_request), intent(inout) :: reqs(*)
+      type(xc_status), intent(inout), optional :: statuses(*)
+    end function c_xc_waitall
+
+    integer(c_int) function c_xc_barrier(comm) bind(c, name='xc_barrier')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+    end function c_xc_barrier
+
+    integer(c_int) function c_xc_broadcast(buf, count, dtype, root, comm) bind(c, name='xc_broadcast')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype, root
+      type(c_ptr), value :: comm
+    end function c_xc_broadcast
+
+    integer(c_int) function c_xc_allreduce(sendbuf, recvbuf, count, dtype, op, comm) bind(c, name='xc_allreduce')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf, recvbuf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype, op
+      type(c_ptr), value :: comm
+    end function c_xc_allreduce
+
+    integer(c_int) function c_xc_allgather(sendbuf, recvbuf, sendcount, dtype, comm) bind(c, name='xc_allgather')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf, recvbuf
+      integer(c_size_t), value :: sendcount
+      integer(c_int), value :: dtype
+      type(c_ptr), value :: comm
+    end function c_xc_allgather
+
+    ! Not xcomm: the C library's strlen, to read the library's strings.
+    integer(c_size_t) function c_strlen(s) bind(c, name='strlen')
+      import :: c_size_t, c_ptr
+      type(c_ptr), value :: s
+    end function c_strlen
+  end interface
+
+contains
+
+  ! ==== helpers ===============================================================
+
+  ! A NUL-terminated C string owned by the library, copied into Fortran.
+  function c_to_f_string(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i, n
+    if (.not. c_associated(p)) then
+      s = ''
+      return
+    end if
+    n = int(c_strlen(p))
+    allocate (character(len=n) :: s)
+    if (n == 0) return
+    call c_f_pointer(p, chars, [n])
+    do i = 1, n
+      s(i:i) = chars(i)
+    end do
+  end function c_to_f_string
+
+  ! Every call into the library ends here: hand rc to ierr, or stop on error.
+  subroutine finish(rc, fn, ierr)
+    integer(c_int), intent(in) :: rc
+    character(len=*), intent(in) :: fn
+    integer, intent(out), optional :: ierr
+    if (binding_msg_set) binding_msg_set = .false.
+    if (present(ierr)) then
+      ierr = int(rc)
+    else if (rc < 0) then
+      call die(fn, int(rc), c_to_f_string(c_xc_last_error()))
+    end if
+  end subroutine finish
+
+  ! An error found by the bindings, before any call into the library.
+  subroutine fail(fn, why, ierr)
+    character(len=*), intent(in) :: fn, why
+    integer, intent(out), optional :: ierr
+    binding_msg = fn // ': ' // why
+    binding_msg_set = .true.
+    if (present(ierr)) then
+      ierr = XC_ERR_INVALID_ARGUMENT
+    else
+      call die(fn, XC_ERR_INVALID_ARGUMENT, trim(binding_msg))
+    end if
+  end subroutine fail
+
+  ! The default error handler: report and stop this rank (xcrun stops the rest).
+  subroutine die(fn, rc, detail)
+    character(len=*), intent(in) :: fn, detail
+    integer, intent(in) :: rc
+    character(len=16) :: code
+    write (code, '(i0)') rc
+    write (error_unit, '(a)') 'xcomm: ' // fn // ' failed: ' // c_to_f_string(c_xc_strerror(int(rc, c_int))) // &
+      ' (' // trim(code) // '): ' // detail
+    flush (error_unit)
+    error stop 1
+  end subroutine die
+
+  ! The address of a buffer (any type, any rank; contiguous where it matters).
+  function addr(buf) result(p)
+    type(*), dimension(..), target :: buf
+    type(c_ptr) :: p
+    p = c_loc(buf)
+  end function addr
+
+  logical function is_in_place(p)
+    type(c_ptr), intent(in) :: p
+    is_in_place = c_associated(p, c_loc(XC_IN_PLACE))
+  end function is_in_place
+
+  ! The C XC_IN_PLACE, ((const void *)1).
+  type(c_ptr) function c_in_place()
+    c_in_place = transfer(1_c_intptr_t, c_null_ptr)
+  end function c_in_place
+
+  ! Checks shared by every call with a buffer; .false. after reporting.
+  logical function buffer_ok(fn, p, count, ierr)
+    character(len=*), intent(in) :: fn
+    type(c_ptr), intent(in) :: p
+    integer(int64), intent(in) :: count
+    integer, intent(out), optional :: ierr
+    buffer_ok = .false.
+    if (count < 0) then
+      call fail(fn, 'count is negative', ierr)
+    else if (is_in_place(p)) then
+      call fail(fn, 'XC_IN_PLACE is only valid as sendbuf of xc_allreduce and xc_allgather', ierr)
+    else
+      buffer_ok = .true.
+    end if
+  end function buffer_ok
+
+  ! ==== operators =============================================================
+
+  elemental logical function comm_eq(a, b)
+    type(xc_comm), intent(in) :: a, b
+    comm_eq = (.not. c_associated(a%ptr) .and. .not. c_associated(b%ptr)) .or. c_associated(a%ptr, b%ptr)
+  end function comm_eq
+
+  elemental logical function comm_ne(a, b)
+    type(xc_comm), intent(in) :: a, b
+    comm_ne = .not. comm_eq(a, b)
+  end function comm_ne
+
+  elemental logical function request_eq(a, b)
+    type(xc_request), intent(in) :: a, b
+    request_eq = (.not. c_associated(a%ptr) .and. .not. c_associated(b%ptr)) .or. c_associated(a%ptr, b%ptr)
+  end function request_eq
+
+  elemental logical function request_ne(a, b)
+    type(xc_request), intent(in) :: a, b
+    request_ne = .not. request_eq(a, b)
+  end function request_ne
+
+  ! ==== status, versions, dtypes, configuration ================================
+
+  !> Library version at run time (any argument may be left out).
+  subroutine xc_get_version(major, minor, patch, ierr)
+    integer, intent(out), optional :: major, minor, patch
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v(3)
+    integer(c_int) :: rc
+    v = 0
+    rc = c_xc_get_version(v(1), v(2), v(3))
+    if (rc == XC_SUCCESS) then
+      if (present(major)) major = v(1)
+      if (present(minor)) minor = v(2)
+      if (present(patch)) patch = v(3)
+    end if
+    call finish(rc, 'xc_get_version', ierr)
+  end subroutine xc_get_version
+
+  !> A static description of a result code.
+  function xc_strerror(result) result(s)
+    integer, intent(in) :: result
+    character(len=:), allocatable :: s
+    s = c_to_f_string(c_xc_strerror(int(result, c_int)))
+  end function xc_strerror
+
+  !> The detail of the last error on this thread, or "" after a success.
+  function xc_last_error() result(s)
+    character(len=:), allocatable :: s
+    if (binding_msg_set) then
+      s = trim(binding_msg)
+    else
+      s = c_to_f_string(c_xc_last_error())
+    end if
+  end function xc_last_error
+
+  !> Bytes of one element of dtype, or 0 for an unknown dtype.
+  function xc_dtype_size(dtype) result(bytes)
+    integer, intent(in) :: dtype
+    integer(c_size_t) :: bytes
+    bytes = c_xc_dtype_size(int(dtype, c_int))
+  end function xc_dtype_size
+
+  !> Fill cfg with the library's defaults (size = XC_CONFIG_SIZE).
+  subroutine xc_config_init(cfg, ierr)
+    type(xc_config), intent(inout) :: cfg
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_config_init(cfg, c_sizeof(cfg)), 'xc_config_init', ierr)
+  end subroutine xc_config_init
+
+  ! ==== starting and communicators ============================================
+
+  subroutine xc_init_nocfg(world, ierr)
+    type(xc_comm), intent(out) :: world
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_init(world=world), 'xc_init', ierr)
+  end subroutine xc_init_nocfg
+
+  subroutine xc_init_cfg(cfg, world, ierr)
+    type(xc_config), intent(in) :: cfg
+    type(xc_comm), intent(out) :: world
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_init(cfg, world), 'xc_init', ierr)
+  end subroutine xc_init_cfg
+
+  subroutine xc_get_unique_id(id, ierr)
+    type(xc_unique_id), intent(inout) :: id
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_get_unique_id(id), 'xc_get_unique_id', ierr)
+  end subroutine xc_get_unique_id
+
+  subroutine xc_comm_init_rank_nocfg(nranks, id, rank, comm, ierr)
+    integer, intent(in) :: nranks, rank
+    type(xc_unique_id), intent(in) :: id
+    type(xc_comm), intent(out) :: comm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_init_rank(int(nranks, c_int), id, int(rank, c_int), comm=comm), 'xc_comm_init_rank', ierr)
+  end subroutine xc_comm_init_rank_nocfg
+
+  subroutine xc_comm_init_rank_cfg(nranks, id, rank, cfg, comm, ierr)
+    integer, intent(in) :: nranks, rank
+    type(xc_unique_id), intent(in) :: id
+    type(xc_config), intent(in) :: cfg
+    type(xc_comm), intent(out) :: comm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_init_rank(int(nranks, c_int), id, int(rank, c_int), cfg, comm), 'xc_comm_init_rank', ierr)
+  end subroutine xc_comm_init_rank_cfg
+
+  !> Release comm (collective) and set it to XC_COMM_NULL on success.
+  subroutine xc_comm_free(comm, ierr)
+    type(xc_comm), intent(inout) :: comm
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: rc
+    rc = c_xc_comm_free(comm%ptr)
+    if (rc == XC_SUCCESS) comm%ptr = c_null_ptr
+    call finish(rc, 'xc_comm_free', ierr)
+  end subroutine xc_comm_free
+
+  subroutine xc_comm_abort(comm, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_abort(comm%ptr), 'xc_comm_abort', ierr)
+  end subroutine xc_comm_abort
+
+  subroutine xc_comm_rank(comm, rank, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out) :: rank
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v
+    v = -1
+    call finish(c_xc_comm_rank(comm%ptr, v), 'xc_comm_rank', ierr)
+    rank = v
+  end subroutine xc_comm_rank
+
+  subroutine xc_comm_size(comm, size, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out) :: size
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v
+    v = 0
+    call finish(c_xc_comm_size(comm%ptr, v), 'xc_comm_size', ierr)
+    size = v
+  end subroutine xc_comm_size
+
+  subroutine xc_comm_local_rank(comm, rank, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out) :: rank
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v
+    v = -1
+    call finish(c_xc_comm_local_rank(comm%ptr, v), 'xc_comm_local_rank', ierr)
+    rank = v
+  end subroutine xc_comm_local_rank
+
+  subroutine xc_comm_local_size(comm, size, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out) :: size
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v
+    v = 0
+    call finish(c_xc_comm_local_size(comm%ptr, v), 'xc_comm_local_size', ierr)
+    size = v
+  end subroutine xc_comm_local_size
+
+  !> err: the first asynchronous error seen on comm, or XC_SUCCESS.
+  subroutine xc_comm_get_async_error(comm, err, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out) :: err
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v
+    v = XC_SUCCESS
+    call finish(c_xc_comm_get_async_error(comm%ptr, v), 'xc_comm_get_async_error', ierr)
+    err = v
+  end subroutine xc_comm_get_async_error
+
+  !> newcomm is XC_COMM_NULL where color is XC_UNDEFINED.
+  subroutine xc_comm_split_nocfg(parent, color, key, newcomm, ierr)
+    type(xc_comm), intent(in) :: parent
+    integer, intent(in) :: color, key
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_split(parent%ptr, int(color, c_int), int(key, c_int), out=newcomm), 'xc_comm_split', ierr)
+  end subroutine xc_comm_split_nocfg
+
+  subroutine xc_comm_split_cfg(parent, color, key, cfg, newcomm, ierr)
+    type(xc_comm), intent(in) :: parent
+    integer, intent(in) :: color, key
+    type(xc_config), intent(in) :: cfg
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_split(parent%ptr, int(color, c_int), int(key, c_int), cfg, newcomm), 'xc_comm_split', ierr)
+  end subroutine xc_comm_split_cfg
+
+  ! The arrays must hold ngroups sizes and sum(group_sizes) ranks.
+  logical function groups_ok(ngroups, group_sizes, ranks, ierr)
+    integer, intent(in) :: ngroups
+    integer, intent(in) :: group_sizes(:), ranks(:)
+    integer, intent(out), optional :: ierr
+    groups_ok = .false.
+    if (ngroups > size(group_sizes)) then
+      call fail('xc_comm_split_groups', 'group_sizes holds fewer than ngroups entries', ierr)
+    else if (ngroups > 0) then
+      if (all(group_sizes(1:ngroups) >= 0)) then
+        if (sum(int(group_sizes(1:ngroups), int64)) > size(ranks, kind=int64)) then
+          call fail('xc_comm_split_groups', 'ranks holds fewer than sum(group_sizes) entries', ierr)
+          return
+        end if
+      end if
+      groups_ok = .true.
+    else
+      groups_ok = .true.
+    end if
+  end function groups_ok
+
+  !> Group g (1-based here, 0-based in C) holds the parent ranks
+  !> ranks(off_g+1 : off_g+group_sizes(g)); newcomm is XC_COMM_NULL on a rank
+  !> in no group.
+  subroutine xc_comm_split_groups_nocfg(parent, ngroups, group_sizes, ranks, newcomm, ierr)
+    type(xc_comm), intent(in) :: parent
+    integer, intent(in) :: ngroups
+    integer, intent(in) :: group_sizes(:), ranks(:)
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    if (.not. groups_ok(ngroups, group_sizes, ranks, ierr)) return
+    call finish(c_xc_comm_split_groups(parent%ptr, int(ngroups, c_int), group_sizes, ranks, out=newcomm), &
+                'xc_comm_split_groups', ierr)
+  end subroutine xc_comm_split_groups_nocfg
+
+  subroutine xc_comm_split_groups_cfg(parent, ngroups, group_sizes, ranks, cfg, newcomm, ierr)
+    type(xc_comm), intent(in) :: parent
+    integer, intent(in) :: ngroups
+    integer, intent(in) :: group_sizes(:), ranks(:)
+    type(xc_config), intent(in) :: cfg
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    if (.not. groups_ok(ngroups, group_sizes, ranks, ierr)) return
+    call finish(c_xc_comm_split_groups(parent%ptr, int(ngroups, c_int), group_sizes, ranks, cfg, newcomm), &
+                'xc_comm_split_groups', ierr)
+  end subroutine xc_comm_split_groups_cfg
+
+  subroutine xc_comm_dup(comm, newcomm, ierr)
+    type(xc_comm), intent(in) :: comm
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_dup(comm%ptr, newcomm), 'xc_comm_dup', ierr)
+  end subroutine xc_comm_dup
+
+  ! ==== point to point ===========================================================
+
+  subroutine xc_send_i8(buf, count, dtype, peer, tag, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: buf
+    integer(int64), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    p = addr(buf)
+    if (.not. buffer_ok('xc_send', p, count, ierr)) return
+    call finish(c_xc_send(p, int(count, c_size_t), int(dtype, c_int), int(peer, c_int), int(tag, c_int), comm%ptr), &
+                'xc_send', ierr)
+  end subroutine xc_send_i8
+
+  subroutine xc_send_i4(buf, count, dtype, peer, tag, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: buf
+    integer(int32), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call xc_send_i8(buf, int(count, int64), dtype, peer, tag, comm, ierr)
+  end subroutine xc_send_i4
+
+  subroutine recv_impl(buf, count, dtype, peer, tag, comm, ierr, status)
+    type(*), dimension(..), intent(inout), target, contiguous :: buf
+    integer(int64), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    type(xc_status), intent(inout), optional :: status
+    type(c_ptr) :: p
+    p = addr(buf)
+    if (.not. buffer_ok('xc_recv', p, count, ierr)) return
+    call finish(c_xc_recv(p, int(count, c_size_t), int(dtype, c_int), int(peer, c_int), int(tag, c_int), comm%ptr, &
+                          status), 'xc_recv', ierr)
+  end subroutine recv_impl
+
+  subroutine xc_recv_i8(buf, count, dtype, peer, tag, comm, ierr)
+    type(*), dimension(..), intent(inout), target, contiguous :: buf
+    integer(int64), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call recv_impl(buf, count, dtype, peer, tag, comm, ierr)
+  end subroutine xc_recv_i8
+
+  subroutine xc_recv_i4(buf, count, dtype, peer, tag, comm, ierr)
+    type(*), dimension(..), intent(inout), target, contiguous :: buf
+    integer(int32), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call recv_impl(buf, int(count, int64), dtype, peer, tag, comm, ierr)
+  end subroutine xc_recv_i4
+
+  subroutine xc_recv_i8_st(buf, count, dtype, peer, tag, comm, status, ierr)
+    type(*), dimension(..), intent(inout), target, contiguous :: buf
+    integer(int64), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    type(xc_status), intent(out) :: status
+    integer, intent(out), optional :: ierr
+    call recv_impl(buf, count, dtype, peer, tag, comm, ierr, status)
+  end subroutine xc_recv_i8_st
+
+  subroutine xc_recv_i4_st(buf, count, dtype, peer, tag, comm, status, ierr)
+    type(*), dimension(..), intent(inout), target, contiguous :: buf
+    integer(int32), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    type(xc_status), intent(out) :: status
+    integer, intent(out), optional :: ierr
+    call recv_impl(buf, int(count, int64), dtype, peer, tag, comm, ierr, status)
+  end subroutine xc_recv_i4_st
+
+  subroutine sendrecv_impl(sendbuf, sendcount, dest, sendtag, recvbuf, recvcount, source, recvtag, dtype, comm, &
+                           ierr, status)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(int64), intent(in) :: sendcount, recvcount
+    integer, intent(in) :: dest, sendtag, source, recvtag, dtype
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    type(xc_status), intent(inout), optional :: status
+    type(c_ptr) :: ps, pr
+    ps = addr(sendbuf)
+    pr = addr(recvbuf)
+    if (.not. buffer_ok('xc_sendrecv', ps, sendcount, ierr)) return
+    if (.not. buffer_ok('xc_sendrecv', pr, recvcount, ierr)) return
+    call finish(c_xc_sendrecv(ps, int(sendcount, c_size_t), int(dest, c_int), int(sendtag, c_int), &
+                              pr, int(recvcount, c_size_t), int(source, c_int), int(recvtag, c_int), &
+                              int(dtype, c_int), comm%ptr, status), 'xc_sendrecv', ierr)
+  end subroutine sendrecv_impl
+
+  subroutine xc_sendrecv_i8(sendbuf, sendcount, dest, sendtag, recvbuf, recvcount, source, recvtag, dtype, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(int64), intent(in) :: sendcount, recvcount
+    integer, intent(in) :: dest, sendtag, source, recvtag, dtype
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call sendrecv_impl(sendbuf, sendcount, dest, sendtag, recvbuf, recvcount, source, recvtag, dtype, comm, ierr)
+  end subroutine xc_sendrecv_i8
+
+  subroutine xc_sendrecv_i4(sendbuf, sendcount, dest, sendtag, recvbuf, recvcount, source, recvtag, dtype, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(int32), intent(in) :: sendcount, recvcount
+    integer, intent(in) :: dest, sendtag, source, recvtag, dtype
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call sendrecv_impl(sendbuf, int(sendcount, int64), dest, sendtag, recvbuf, int(recvcount, int64), source, &
+                       recvtag, dtype, comm, ierr)
+  end subroutine xc_sendrecv_i4
+
+  subroutine xc_sendrecv_i8_st(sendbuf, sendcount, dest, sendtag, recvbuf, recvcount, source, recvtag, dtype, comm, &
+                               status, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(int64), intent(in) :: sendcount, recvcount
+    integer, intent(in) :: dest, sendtag, source, recvtag, dtype
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    type(xc_comm), intent(in) :: comm
+    type(xc_status), intent(out) :: status
+    integer, intent(out), optional :: ierr
+    call sendrecv_impl(sendbuf, sendcount, dest, sendtag, recvbuf, recvcount, source, recvtag, dtype, comm, ierr, &
+                       status)
+  end subroutine xc_sendrecv_i8_st
+
+  subroutine xc_sendrecv_i4_st(sendbuf, sendcount, dest, sendtag, recvbuf, recvcount, source, recvtag, dtype, comm, &
+                               status, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(int32), intent(in) :: sendcount, recvcount
+    integer, intent(in) :: dest, sendtag, source, recvtag, dtype
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    type(xc_comm), intent(in) :: comm
+    type(xc_status), intent(out) :: status
+    integer, intent(out), optional :: ierr
+    call sendrecv_impl(sendbuf, int(sendcount, int64), dest, sendtag, recvbuf, int(recvcount, int64), source, &
+                       recvtag, dtype, comm, ierr, status)
+  end subroutine xc_sendrecv_i4_st
+
+  ! Non-blocking: no CONTIGUOUS attribute (a copy would die with the call), so
+  ! the buffer is the caller's own storage and must be contiguous.
+  subroutine xc_isend_i8(buf, count, dtype, peer, tag, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: buf
+    integer(int64), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    if (.not. is_contiguous(buf)) then
+      call fail('xc_isend', 'buf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p = addr(buf)
+    if (.not. buffer_ok('xc_isend', p, count, ierr)) return
+    call finish(c_xc_isend(p, int(count, c_size_t), int(dtype, c_int), int(peer, c_int), int(tag, c_int), &
+                           comm%ptr, req), 'xc_isend', ierr)
+  end subroutine xc_isend_i8
+
+  subroutine xc_isend_i4(buf, count, dtype, peer, tag, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: buf
+    integer(int32), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_isend_i8(buf, int(count, int64), dtype, peer, tag, comm, req, ierr)
+  end subroutine xc_isend_i4
+
+  subroutine xc_irecv_i8(buf, count, dtype, peer, tag, comm, req, ierr)
+    type(*), dimension(..), intent(inout), target, asynchronous :: buf
+    integer(int64), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    if (.not. is_contiguous(buf)) then
+      call fail('xc_irecv', 'buf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p = addr(buf)
+    if (.not. buffer_ok('xc_irecv', p, count, ierr)) return
+    call finish(c_xc_irecv(p, int(count, c_size_t), int(dtype, c_int), int(peer, c_int), int(tag, c_int), &
+                           comm%ptr, req), 'xc_irecv', ierr)
+  end subroutine xc_irecv_i8
+
+  subroutine xc_irecv_i4(buf, count, dtype, peer, tag, comm, req, ierr)
+    type(*), dimension(..), intent(inout), target, asynchronous :: buf
+    integer(int32), intent(in) :: count
+    integer, intent(in) :: dtype, peer, tag
+    type(xc_comm), intent(in) :: comm
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_irecv_i8(buf, int(count, int64), dtype, peer, tag, comm, req, ierr)
+  end subroutine xc_irecv_i4
+
+  !> Wait for req, free it and set it to XC_REQUEST_NULL; ierr is the
+  !> request's own result.
+  subroutine xc_wait_nost(req, ierr)
+    type(xc_request), intent(inout) :: req
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_wait(req), 'xc_wait', ierr)
+  end subroutine xc_wait_nost
+
+  subroutine xc_wait_st(req, status, ierr)
+    type(xc_request), intent(inout) :: req
+    type(xc_status), intent(out) :: status
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_wait(req, status), 'xc_wait', ierr)
+  end subroutine xc_wait_st
+
+  !> flag = .true. and req freed (as xc_wait) when complete.
+  subroutine xc_test_nost(req, flag, ierr)
+    type(xc_request), intent(inout) :: req
+    logical, intent(out) :: flag
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: done
+    done = 0
+    call finish(c_xc_test(req, done), 'xc_test', ierr)
+    flag = done /= 0
+  end subroutine xc_test_nost
+
+  subroutine xc_test_st(req, flag, status, ierr)
+    type(xc_request), intent(inout) :: req
+    logical, intent(out) :: flag
+    type(xc_status), intent(out) :: status
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: done
+    done = 0
+    call finish(c_xc_test(req, done, status), 'xc_test', ierr)
+    flag = done /= 0
+  end subroutine xc_test_st
+
+  !> Wait for reqs(1:n); every request is freed; ierr is the first error.
+  subroutine xc_waitall_nost(n, reqs, ierr)
+    integer, intent(in) :: n
+    type(xc_request), intent(inout) :: reqs(:)
+    integer, intent(out), optional :: ierr
+    if (n < 0 .or. n > size(reqs)) then
+      call fail('xc_waitall', 'n is negative or larger than size(reqs)', ierr)
+      return
+    end if
+    call finish(c_xc_waitall(int(n, c_size_t), reqs), 'xc_waitall', ierr)
+  end subroutine xc_waitall_nost
+
+  subroutine xc_waitall_st(n, reqs, statuses, ierr)
+    integer, intent(in) :: n
+    type(xc_request), intent(inout) :: reqs(:)
+    type(xc_status), intent(inout) :: statuses(:)
+    integer, intent(out), optional :: ierr
+    if (n < 0 .or. n > size(reqs)) then
+      call fail('xc_waitall', 'n is negative or larger than size(reqs)', ierr)
+      return
+    end if
+    if (n > size(statuses)) then
+      call fail('xc_waitall', 'statuses holds fewer than n entries', ierr)
+      return
+    end if
+    call finish(c_xc_waitall(int(n, c_size_t), reqs, statuses), 'xc_waitall', ierr)
+  end subroutine xc_waitall_st
+
+  ! ==== collectives ===============================================================
+
+  subroutine xc_barrier(comm, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_barrier(comm%ptr), 'xc_barrier', ierr)
+  end subroutine xc_barrier
+
+  subroutine xc_broadcast_i8(buf, count, dtype, root, comm, ierr)
+    type(*), dimension(..), intent(inout), target, contiguous :: buf
+    integer(int64), intent(in) :: count
+    integer, intent(in) :: dtype, root
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    p = addr(buf)
+    if (.not. buffer_ok('xc_broadcast', p, count, ierr)) return
+    call finish(c_xc_broadcast(p, int(count, c_size_t), int(dtype, c_int), int(root, c_int), comm%ptr), &
+                'xc_broadcast', ierr)
+  end subroutine xc_broadcast_i8
+
+  subroutine xc_broadcast_i4(buf, count, dtype, root, comm, ierr)
+    type(*), dimension(..), intent(inout), target, contiguous :: buf
+    integer(int32), intent(in) :: count
+    integer, intent(in) :: dtype, root
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call xc_broadcast_i8(buf, int(count, int64), dtype, root, comm, ierr)
+  end subroutine xc_broadcast_i4
+
+  !> sendbuf may be XC_IN_PLACE (the input is read from recvbuf).
+  subroutine xc_allreduce_i8(sendbuf, recvbuf, count, dtype, op, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int64), intent(in) :: count
+    integer, intent(in) :: dtype, op
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: ps, pr
+    ps = addr(sendbuf)
+    pr = addr(recvbuf)
+    if (.not. buffer_ok('xc_allreduce', pr, count, ierr)) return
+    if (is_in_place(ps)) then
+      ps = c_in_place()
+    end if
+    call finish(c_xc_allreduce(ps, pr, int(count, c_size_t), int(dtype, c_int), int(op, c_int), comm%ptr), &
+                'xc_allreduce', ierr)
+  end subroutine xc_allreduce_i8
+
+  subroutine xc_allreduce_i4(sendbuf, recvbuf, count, dtype, op, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int32), intent(in) :: count
+    integer, intent(in) :: dtype, op
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call xc_allreduce_i8(sendbuf, recvbuf, int(count, int64), dtype, op, comm, ierr)
+  end subroutine xc_allreduce_i4
+
+  !> recvbuf holds size*sendcount elements, rank i's block at i*sendcount.
+  !> sendbuf may be XC_IN_PLACE (this rank's block is already in recvbuf).
+  subroutine xc_allgather_i8(sendbuf, recvbuf, sendcount, dtype, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int64), intent(in) :: sendcount
+    integer, intent(in) :: dtype
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: ps, pr
+    ps = addr(sendbuf)
+    pr = addr(recvbuf)
+    if (.not. buffer_ok('xc_allgather', pr, sendcount, ierr)) return
+    if (is_in_place(ps)) then
+      ps = c_in_place()
+    end if
+    call finish(c_xc_allgather(ps, pr, int(sendcount, c_size_t), int(dtype, c_int), comm%ptr), 'xc_allgather', ierr)
+  end subroutine xc_allgather_i8
+
+  subroutine xc_allgather_i4(sendbuf, recvbuf, sendcount, dtype, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int32), intent(in) :: sendcount
+    integer, intent(in) :: dtype
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call xc_allgather_i8(sendbuf, recvbuf, int(sendcount, int64), dtype, comm, ierr)
+  end subroutine xc_allgather_i4
+
+end module xcomm

@@ -1,0 +1,53 @@
+"""xcomm: Python bindings of the xcomm communication library (cffi, ABI mode).
+
+    import numpy as np, xcomm
+    with xcomm.init() as comm:                      # run with: xcrun -n 4 python3 prog.py
+        total = comm.allreduce(np.full(4, comm.rank, dtype=np.float32))
+
+Every failed call raises xcomm.Error (.code, .name, .message). See
+bindings/python/README.md.
+"""
+
+from ._cdef import DEFINES as _DEFINES
+from ._ffi import ffi as _ffi_obj, lib as _lib, library_path
+from .buffers import IN_PLACE, numpy_dtype
+from .comm import UNDEFINED, Comm, UniqueId, get_unique_id, init, init_rank
+from .config import DEVICE_AUTO, DEVICE_NONE, Config, DebugLevel, DType, Op, Result, ThreadMode
+from .errors import (AbortedError, Error, InvalidArgumentError, InvalidUsageError, PeerFailedError,
+                     TimeoutError, TruncatedError, UnsupportedError, check, last_error, result_name,
+                     strerror)
+from .p2p import ANY_SOURCE, ANY_TAG, TAG_MAX
+from .request import Request, Status, waitall
+
+__version__ = "0.1.0"
+ABI_VERSION = _DEFINES["XC_ABI_VERSION"]
+
+
+def get_version():
+    """The library's (major, minor, patch) at run time."""
+    v = _ffi_obj.new("int[3]")
+    check(_lib.xc_get_version(v, v + 1, v + 2))
+    return (v[0], v[1], v[2])
+
+
+def dtype_size(dtype):
+    """Bytes of one element of an xcomm dtype (DType, its int or name, or a
+    NumPy dtype)."""
+    if isinstance(dtype, (DType, int)) and not isinstance(dtype, bool):
+        code = int(dtype)
+    elif isinstance(dtype, str) and dtype.upper() in DType.__members__:
+        code = DType[dtype.upper()]
+    else:
+        code = numpy_dtype(dtype)
+    size = _lib.xc_dtype_size(code)
+    if size == 0:
+        raise ValueError("unknown xcomm dtype %r" % (dtype,))
+    return size
+
+
+__all__ = [
+    "init", "init_rank", "get_unique_id", "get_version", "dtype_size", "waitall", "strerror", "last_error",
+    "Comm", "Request", "Status", "UniqueId", "Config", "Error", "DType", "Op", "Result", "ThreadMode",
+    "DebugLevel", "ANY_SOURCE", "ANY_TAG", "TAG_MAX", "UNDEFINED", "IN_PLACE", "DEVICE_AUTO", "DEVICE_NONE",
+    "ABI_VERSION", "library_path",
+]

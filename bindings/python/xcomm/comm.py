@@ -1,0 +1,173 @@
+"""Comm: a communicator (xc_comm_t) and the functions that make one."""
+
+from ._cdef import DEFINES
+from ._ffi import ffi, lib
+from .collectives import Collectives
+from .config import make_config
+from .errors import Error, check, error_for, strerror
+from .p2p import PointToPoint
+
+UNDEFINED = DEFINES["XC_UNDEFINED"]
+UNIQUE_ID_BYTES = ffi.sizeof("xc_unique_id_t")
+
+
+class UniqueId(bytes):
+    """The 128-byte name of one rendezvous (xc_unique_id_t). It is bytes: send
+    it to the other ranks any way you like (broadcast a bytearray of it,
+    pickle, a file) and rebuild it with UniqueId(data)."""
+
+    def __new__(cls, data):
+        data = bytes(data)
+        if len(data) != UNIQUE_ID_BYTES:
+            raise ValueError("a unique id is %d bytes, not %d" % (UNIQUE_ID_BYTES, len(data)))
+        return super().__new__(cls, data)
+
+    def __repr__(self):
+        return "xcomm.UniqueId(%s...)" % self[:8].hex()
+
+
+class Comm(PointToPoint, Collectives):
+    """A communicator. Made by xcomm.init(), xcomm.init_rank(), split(),
+    split_groups() and dup(); released with free() (collective), or by using
+    it as a context manager. It is not freed by the garbage collector, since
+    freeing is collective."""
+
+    def __init__(self, handle):
+        self._handle = handle  # an xc_comm_t, or None once freed
+
+    @classmethod
+    def _create(cls, fn, *args):
+        """Call a constructor whose last argument is xc_comm_t *out."""
+        out = ffi.new("xc_comm_t *")
+        check(fn(*args, out))
+        return None if out[0] == ffi.NULL else cls(out[0])
+
+    def _h(self):
+        if self._handle is None:
+            raise Error(lib.XC_ERR_INVALID_USAGE, "the communicator was already freed")
+        return self._handle
+
+    @property
+    def handle(self):
+        """The xc_comm_t (a cffi pointer), e.g. to pass to other cffi code."""
+        return self._h()
+
+    def _query(self, fn):
+        out = ffi.new("int *")
+        check(fn(self._h(), out))
+        return out[0]
+
+    @property
+    def rank(self):
+        return self._query(lib.xc_comm_rank)
+
+    @property
+    def size(self):
+        return self._query(lib.xc_comm_size)
+
+    @property
+    def local_rank(self):
+        """Rank among this communicator's ranks on this host."""
+        return self._query(lib.xc_comm_local_rank)
+
+    @property
+    def local_size(self):
+        """Number of this communicator's ranks on this host."""
+        return self._query(lib.xc_comm_local_size)
+
+    @property
+    def freed(self):
+        return self._handle is None
+
+    def split(self, color, key=None, *, config=None, **options):
+        """MPI_Comm_split: ranks with the same color form a new communicator,
+        ordered by key (default: keep this communicator's order). Returns None
+        for color=xcomm.UNDEFINED. Options (timeout_ms, name, ...) default to
+        this communicator's. Collective."""
+        cfg, _name = make_config(config, **options)
+        return Comm._create(lib.xc_comm_split, self._h(), color, 0 if key is None else key, cfg)
+
+    def split_groups(self, groups, *, config=None, **options):
+        """Split into the given groups of ranks, e.g. [[0, 1], [2, 3]]: group
+        members are numbered in list order. Every rank passes the same groups;
+        a rank in none gets None. Collective."""
+        groups = [list(g) for g in groups]
+        sizes = ffi.new("int[]", [len(g) for g in groups] or [0])
+        ranks = ffi.new("int[]", [r for g in groups for r in g] or [0])
+        cfg, _name = make_config(config, **options)
+        return Comm._create(lib.xc_comm_split_groups, self._h(), len(groups), sizes, ranks, cfg)
+
+    def dup(self):
+        """A communicator with the same ranks whose messages never match
+        this one's. Collective."""
+        return Comm._create(lib.xc_comm_dup, self._h())
+
+    def free(self):
+        """Release the communicator (collective; every rank calls it). Pending
+        requests complete with XC_ERR_ABORTED. A second call does nothing."""
+        if self._handle is None:
+            return
+        handle, self._handle = self._handle, None
+        check(lib.xc_comm_free(handle))
+
+    def abort(self):
+        """Make every pending and later op fail with XC_ERR_ABORTED. Local,
+        never blocks; free() is still needed (and then does not synchronise)."""
+        check(lib.xc_comm_abort(self._h()))
+
+    def async_error(self):
+        """The first asynchronous error seen (peer failure, abort) as an
+        xcomm.Error (not raised), or None. Never blocks."""
+        err = ffi.new("xc_result_t *")
+        check(lib.xc_comm_get_async_error(self._h(), err))
+        return None if err[0] == lib.XC_SUCCESS else error_for(err[0], strerror(err[0]))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        """Free; after an exception, abort first so free does not wait for
+        ranks that may never arrive."""
+        if self._handle is None:
+            return False
+        if exc_type is not None:
+            try:
+                self.abort()
+            finally:
+                self.free()
+        else:
+            self.free()
+        return False
+
+    def __repr__(self):
+        if self._handle is None:
+            return "<xcomm.Comm (freed)>"
+        return "<xcomm.Comm rank %d of %d>" % (self.rank, self.size)
+
+
+def init(config=None, **options):
+    """The world communicator of the job, from the launcher's environment
+    (xcrun, torchrun, Slurm, Open MPI, MPICH/Hydra; a world of one without
+    one). Options: timeout_ms, name, thread_mode, debug_level, device (or
+    config=xcomm.Config(...)). Collective over all ranks. Use it as a context
+    manager (`with xcomm.init() as comm:`) or call free()."""
+    cfg, _name = make_config(config, **options)
+    return Comm._create(lib.xc_init, cfg)
+
+
+def get_unique_id():
+    """A new UniqueId: this process serves its rendezvous until the
+    communicators made with it are freed."""
+    uid = ffi.new("xc_unique_id_t *")
+    check(lib.xc_get_unique_id(uid))
+    return UniqueId(ffi.buffer(uid))
+
+
+def init_rank(nranks, uid, rank, config=None, **options):
+    """Join the rendezvous named by uid (a UniqueId, or its 128 bytes) as rank
+    of nranks. Collective over the nranks callers."""
+    uid = uid if isinstance(uid, UniqueId) else UniqueId(uid)
+    c_uid = ffi.new("xc_unique_id_t *")
+    ffi.memmove(c_uid, uid, UNIQUE_ID_BYTES)
+    cfg, _name = make_config(config, **options)
+    return Comm._create(lib.xc_comm_init_rank, nranks, c_uid, rank, cfg)
