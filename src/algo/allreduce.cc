@@ -2,14 +2,13 @@
 #include <vector>
 
 #include "algo/algorithms.h"
+#include "algo/selector.h"
 #include "core/dtype.h"
 #include "cpu/reduce.h"
 
 namespace xc::algo {
 
 namespace {
-
-constexpr size_t kRingMinBytes = 64 << 10;  // below this, latency (log n rounds) beats bandwidth
 
 // left = left op right, where left holds the lower rank's data, so every rank
 // computes the same bits whatever the op's quirks (min(+0,-0), NaN payloads).
@@ -96,10 +95,10 @@ Status allreduce(CollContext &c, void *buf, size_t count, xc_dtype_t dtype, xc_o
     return Status::Ok();
   }
   size_t bytes = count * dtype_size(dtype);
-  if (bytes < kRingMinBytes || count < static_cast<size_t>(c.size()))
-    XC_TRY(allreduce_recursive_doubling(c, buf, count, dtype, op));
-  else
+  if (choose(CollOp::kAllreduce, bytes, count, c.size()) == Algo::kRing)
     XC_TRY(allreduce_ring(c, buf, count, dtype, op));
+  else
+    XC_TRY(allreduce_recursive_doubling(c, buf, count, dtype, op));
   if (op == XC_AVG) cpu::scale_avg(buf, count, dtype, c.size());
   return Status::Ok();
 }

@@ -24,6 +24,12 @@ const std::vector<EnvVar> &env_registry() {
       {"XC_SHM_CHUNK_BYTES", "65536", "Size of the pieces a large message is pipelined in through the ring."},
       {"XC_SHM_LARGE", "copy", "Large-message path on one host: copy (pipelined through shared memory) or cma (process_vm_readv)."},
       {"XC_SPIN", "", "Polls a waiting rank spins before it sleeps (default: 2000, or 50 when ranks outnumber cores)."},
+      {"XC_TOPO_FILE", "", "Read the host topology from this JSON description (as under tests/topo/) instead of probing the machine."},
+      {"XC_LOCAL_GPU", "", "Index of the GPU nearest this rank (set by xcrun: local rank modulo the number of GPUs; unset without GPUs)."},
+      {"XC_LOCAL_NIC", "", "Network interface nearest this rank (set by xcrun: one on the rank's NUMA node, else the first)."},
+      {"XC_TOPO_PEER_TEST", "1", "1: try every GPU pair the driver allows with a real 1 MiB peer copy, once per process; 0: trust the driver."},
+      {"XC_NVML_LIBRARY", "", "Path of libnvidia-ml.so.1 to load (default: the loader's search)."},
+      {"XC_CUDART_LIBRARY", "", "Path of the CUDA runtime to load (default: libcudart.so, then .so.13, then .so.12, by the loader's search)."},
   };
   return vars;
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
@@ -95,7 +96,51 @@ Status Fabric::bootstrap(const FabricSetup &setup) {
   engine_ = std::make_unique<P2pEngine>(eo);
 
   if (size_ > 1) XC_TRY(connect_shm(setup, local_ranks));
+  XC_TRY(agree_on_topology(deadline));
   XC_INFO("fabric of %d ranks on %d hosts ready; %zu ranks on this host", size_, host_count_, local_ranks.size());
+  return Status::Ok();
+}
+
+// The lowest rank of each host probes it (no peer copy test: that would open
+// a context on every GPU) and publishes a summary; every rank reads every
+// host's, so all ranks decide from the same facts. A probe that fails counts
+// as a host without GPUs, logged, rather than failing start-up.
+Status Fabric::agree_on_topology(Deadline deadline) {
+  auto summarize = [](HostSummary *s) {
+    topo::Topology t;
+    Status st = topo::probe(&t, /*gpu_peer_test=*/false);
+    if (!st.ok()) {
+      XC_WARN("topology probe failed, taken as a host without GPUs: %s", st.message().c_str());
+      return;
+    }
+    s->cls = t.classify();
+    s->gpus = static_cast<int>(t.gpus.size());
+  };
+  hosts_.assign(static_cast<size_t>(host_count_), HostSummary{});
+  if (size_ == 1) {
+    summarize(&hosts_[0]);
+    return Status::Ok();
+  }
+  std::vector<int> leader(static_cast<size_t>(host_count_), -1);
+  for (int r = size_ - 1; r >= 0; --r) leader[static_cast<size_t>(host_of(r))] = r;
+  int my_host = host_of(rank_);
+  if (leader[static_cast<size_t>(my_host)] == rank_) {
+    HostSummary mine;
+    summarize(&mine);
+    XC_TRY(store_->set("topo/" + std::to_string(my_host),
+                       std::to_string(static_cast<int>(mine.cls)) + " " + std::to_string(mine.gpus)));
+  }
+  for (int h = 0; h < host_count_; ++h) {
+    std::string value;
+    XC_TRY_CTX(store_->get("topo/" + std::to_string(h), deadline, &value),
+               "waiting for host " + std::to_string(h) + "'s topology (rank " + std::to_string(leader[static_cast<size_t>(h)]) + ")");
+    int cls = 0, gpus = 0;
+    if (sscanf(value.c_str(), "%d %d", &cls, &gpus) != 2)
+      return Error(XC_ERR_INTERNAL, "host %d published a malformed topology summary '%s'", h, value.c_str());
+    hosts_[static_cast<size_t>(h)] = HostSummary{static_cast<topo::HostClass>(cls), gpus};
+  }
+  XC_INFO("host topology: %s with %d GPUs", topo::host_class_name(hosts_[static_cast<size_t>(my_host)].cls),
+          hosts_[static_cast<size_t>(my_host)].gpus);
   return Status::Ok();
 }
 

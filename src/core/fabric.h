@@ -14,6 +14,7 @@
 #include "bootstrap/store.h"
 #include "core/p2p_engine.h"
 #include "core/status.h"
+#include "topo/topology.h"
 #include "transport/shm/shm_transport.h"
 
 namespace xc {
@@ -42,6 +43,10 @@ class Fabric {
   // Index of the host fabric rank r runs on (equal index = same host).
   int host_of(int r) const { return host_index_[static_cast<size_t>(r)]; }
   int host_count() const { return host_count_; }
+  // The GPU interconnect class of host h and its GPU count, as that host's
+  // leader probed it and every rank read it (so all ranks agree).
+  topo::HostClass host_class(int h) const { return hosts_[static_cast<size_t>(h)].cls; }
+  int host_gpus(int h) const { return hosts_[static_cast<size_t>(h)].gpus; }
   // The bootstrap store (nullptr in a job of one): the way to reach every
   // rank while no transport does.
   bootstrap::StoreClient *store() { return store_.get(); }
@@ -57,11 +62,18 @@ class Fabric {
   Fabric() = default;
   Status bootstrap(const FabricSetup &setup);
   Status connect_shm(const FabricSetup &setup, std::vector<int> local_ranks);
+  Status agree_on_topology(Deadline deadline);
+
+  struct HostSummary {
+    topo::HostClass cls = topo::HostClass::kNoGpu;
+    int gpus = 0;
+  };
 
   int rank_ = 0;
   int size_ = 1;
   std::vector<int> host_index_;
   int host_count_ = 1;
+  std::vector<HostSummary> hosts_;
   std::unique_ptr<bootstrap::StoreServer> server_;
   std::unique_ptr<bootstrap::StoreClient> store_;
   std::unique_ptr<shm::ShmTransport> shm_;

@@ -1,5 +1,6 @@
 #include "core/host_id.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -20,7 +21,14 @@ std::string host_id() {
   std::string boot_id;
   std::ifstream f("/proc/sys/kernel/random/boot_id");
   std::getline(f, boot_id);
-  return boot_id + ":" + host_name();
+  // Which /dev/shm this process sees: two containers on one kernel with the
+  // same hostname but private /dev/shm (no shared IPC) cannot share segments.
+  struct stat st {};
+  std::string shm = stat("/dev/shm", &st) == 0
+                        ? std::to_string(static_cast<unsigned long long>(st.st_dev)) + "." +
+                              std::to_string(static_cast<unsigned long long>(st.st_ino))
+                        : "noshm";
+  return boot_id + ":" + host_name() + ":" + shm;
 }
 
 }  // namespace xc

@@ -1,7 +1,7 @@
 // Which host this process runs on, as a string equal for every process that
-// can share memory with it: the kernel's boot id plus the hostname (network
-// namespaces and containers give different hostnames or boot ids), or
-// XC_HOST_ID when set.
+// can share memory with it: the kernel's boot id, the hostname (network
+// namespaces and containers give different ones) and the identity of the
+// /dev/shm mount it sees, or XC_HOST_ID when set.
 #pragma once
 
 #include <string>

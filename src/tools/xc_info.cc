@@ -1,17 +1,28 @@
-// xc-info: what this build of xcomm is and how it is configured. Later it
-// also reports the topology; for now: version, build features, and every
-// XC_* environment variable with its value, default and doc line.
+// xc-info: what this build of xcomm is and what it sees of the machine:
+// build features and versions, the host and its topology (CPUs, NUMA, GPUs,
+// the NVLink matrix, NICs, the classification), which algorithm each
+// collective would use at each size, and every XC_* variable with its value,
+// default and doc line. Works with no GPU and no driver (and says so).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "algo/selector.h"
 #include "core/env.h"
 #include "core/host_id.h"
+#include "topo/topology.h"
 #include "xcomm.h"
 #include "xcomm_build_config.h"
 
 namespace {
+
+using xc::topo::Topology;
+
+const size_t kSizes[] = {8, 1 << 10, 64 << 10, 1 << 20, 64 << 20};
+const xc::algo::CollOp kOps[] = {xc::algo::CollOp::kBarrier, xc::algo::CollOp::kBroadcast,
+                                 xc::algo::CollOp::kAllreduce, xc::algo::CollOp::kAllgather};
 
 std::string json_escape(const std::string &s) {
   std::string out;
@@ -30,16 +41,90 @@ std::string json_escape(const std::string &s) {
   return out;
 }
 
-void print_text() {
+std::string size_name(size_t bytes) {
+  if (bytes >= (1u << 20)) return std::to_string(bytes >> 20) + "M";
+  if (bytes >= (1u << 10)) return std::to_string(bytes >> 10) + "K";
+  return std::to_string(bytes);
+}
+
+std::string cpu_list(const std::vector<int> &cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += std::to_string(cpus[i]);
+    if (j > i) out += "-" + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+const char *version_or(const char *v, const char *absent) { return v[0] ? v : absent; }
+
+// One cell of the GPU matrix, nvidia-smi style.
+std::string link_cell(const xc::topo::GpuLink &l) {
+  switch (l.type) {
+    case xc::topo::LinkType::kSelf: return "X";
+    case xc::topo::LinkType::kNvswitch: return "NVS" + std::to_string(l.nvlinks);
+    case xc::topo::LinkType::kNvlink: return "NV" + std::to_string(l.nvlinks);
+    case xc::topo::LinkType::kPcie: return "PCI";
+    case xc::topo::LinkType::kNone: return "-";
+  }
+  return "?";
+}
+
+void print_text(const Topology &t, const std::string &topo_error, int ranks) {
   int major, minor, patch;
   xc_get_version(&major, &minor, &patch);
-  printf("xcomm %d.%d.%d (ABI %d)\n", major, minor, patch, XC_ABI_VERSION);
-  printf("host         %s\n", xc::host_name().c_str());
-  printf("host id      %s\n", xc::host_id().c_str());
-  printf("libraries    hwloc %s, ucx %s at build time\n", XC_HAVE_HWLOC ? "found" : "not found",
-         XC_HAVE_UCX ? "found" : "not found");
-  printf("transports   shared memory (same host, host memory); no inter-host or device-memory transport yet\n");
-  printf("\nEnvironment variables (value, default, meaning):\n");
+  printf("xcomm %d.%d.%d (ABI %d)\n\n", major, minor, patch, XC_ABI_VERSION);
+  printf("Build\n");
+  printf("  hwloc        %s\n", version_or(XC_HWLOC_VERSION, "not found (topology from /sys only)"));
+  printf("  UCX          %s\n", version_or(XC_UCX_VERSION, "not found"));
+  printf("  CUDA, NCCL   not built into this version (device memory is not supported yet)\n");
+  printf("  transports   shared memory (same host, host memory)\n\n");
+
+  printf("Host\n  name         %s\n  host id      %s\n", xc::host_name().c_str(), xc::host_id().c_str());
+  if (!topo_error.empty()) {
+    printf("  topology     unavailable: %s\n\n", topo_error.c_str());
+  } else {
+    printf("  topology     %s\n", t.source.c_str());
+    printf("  CPUs         %d package(s), %d cores, %d PUs; L2 %llu KiB, L3 %llu KiB\n", t.packages, t.cores, t.pus,
+           static_cast<unsigned long long>(t.l2_bytes >> 10), static_cast<unsigned long long>(t.l3_bytes >> 10));
+    for (const auto &n : t.numa)
+      printf("  NUMA %-2d      cpus %s, %llu MiB\n", n.os_index, cpu_list(n.cpus).c_str(),
+             static_cast<unsigned long long>(n.memory_bytes >> 20));
+    printf("  NVML         %s\n  CUDA         %s\n", t.nvml.c_str(), t.cuda.c_str());
+    if (t.gpus.empty()) printf("  GPUs         none\n");
+    for (const auto &g : t.gpus)
+      printf("  GPU %-2d       %s  %s  NUMA %d  %s\n", g.index, g.name.c_str(), g.bus_id.c_str(), g.numa_node,
+             g.uuid.c_str());
+    if (!t.gpus.empty()) {
+      printf("\n  GPU links  ");
+      for (size_t j = 0; j < t.gpus.size(); ++j) printf(" %6s", ("GPU" + std::to_string(j)).c_str());
+      printf("\n");
+      for (size_t i = 0; i < t.gpus.size(); ++i) {
+        printf("  GPU%-7zu", i);
+        for (size_t j = 0; j < t.gpus.size(); ++j) printf(" %6s", link_cell(t.links[i][j]).c_str());
+        printf("\n");
+      }
+      printf("  (X self, NVS# NVSwitch with # links, NV# direct NVLinks, PCI over PCIe)\n");
+    }
+    for (const auto &n : t.nics) printf("  NIC          %s  %s  NUMA %d\n", n.name.c_str(), n.bus_id.c_str(), n.numa_node);
+    printf("  class        %s%s\n\n", xc::topo::host_class_name(t.classify()),
+           t.nvswitch ? " (NVSwitch)" : "");
+  }
+
+  printf("Algorithms on %d ranks of one host (bytes per rank)\n  %-10s", ranks, "op");
+  for (size_t s : kSizes) printf(" %-19s", size_name(s).c_str());
+  printf("\n");
+  for (auto op : kOps) {
+    printf("  %-10s", xc::algo::coll_op_name(op));
+    for (size_t s : kSizes) printf(" %-19s", xc::algo::algo_name(xc::algo::choose(op, s, s / 4, ranks)));
+    printf("\n");
+  }
+
+  printf("\nEnvironment variables (value, default, meaning)\n");
   for (const xc::EnvVar &v : xc::env_registry()) {
     const char *value = getenv(v.name);
     printf("  %-20s = %-12s (default %s)\n      %s\n", v.name, value ? value : "<unset>",
@@ -47,16 +132,28 @@ void print_text() {
   }
 }
 
-void print_json() {
+void print_json(const Topology &t, const std::string &topo_error, int ranks) {
   int major, minor, patch;
   xc_get_version(&major, &minor, &patch);
   printf("{\n  \"version\": \"%d.%d.%d\",\n  \"abi\": %d,\n", major, minor, patch, XC_ABI_VERSION);
+  printf("  \"build\": {\"hwloc\": \"%s\", \"ucx\": \"%s\", \"cuda\": \"\", \"nccl\": \"\", \"transports\": [\"shm\"]},\n",
+         XC_HWLOC_VERSION, XC_UCX_VERSION);
   printf("  \"host\": \"%s\",\n  \"host_id\": \"%s\",\n", json_escape(xc::host_name()).c_str(),
          json_escape(xc::host_id()).c_str());
-  printf("  \"libraries_found\": {\"hwloc\": %s, \"ucx\": %s},\n", XC_HAVE_HWLOC ? "true" : "false",
-         XC_HAVE_UCX ? "true" : "false");
-  printf("  \"transports\": [\"shm\"],\n");
-  printf("  \"env\": [\n");
+  if (topo_error.empty())
+    printf("  \"topology\": %s,\n  \"class\": \"%s\",\n", t.to_json().c_str(), xc::topo::host_class_name(t.classify()));
+  else
+    printf("  \"topology\": null,\n  \"topology_error\": \"%s\",\n", json_escape(topo_error).c_str());
+  printf("  \"algorithms\": {\"ranks\": %d, \"sizes\": [", ranks);
+  for (size_t i = 0; i < sizeof kSizes / sizeof kSizes[0]; ++i) printf("%s%zu", i ? ", " : "", kSizes[i]);
+  printf("]");
+  for (auto op : kOps) {
+    printf(", \"%s\": [", xc::algo::coll_op_name(op));
+    for (size_t i = 0; i < sizeof kSizes / sizeof kSizes[0]; ++i)
+      printf("%s\"%s\"", i ? ", " : "", xc::algo::algo_name(xc::algo::choose(op, kSizes[i], kSizes[i] / 4, ranks)));
+    printf("]");
+  }
+  printf("},\n  \"env\": [\n");
   const auto &vars = xc::env_registry();
   for (size_t i = 0; i < vars.size(); ++i) {
     const char *value = getenv(vars[i].name);
@@ -67,24 +164,44 @@ void print_json() {
   printf("  ]\n}\n");
 }
 
+void usage(FILE *to) {
+  fprintf(to,
+          "usage: xc-info [--json] [--ranks N]\n"
+          "  Reports this build of xcomm, the host's topology (XC_TOPO_FILE loads a\n"
+          "  description instead of probing), the algorithm each collective would use\n"
+          "  on N ranks (default: the number of cores), and every XC_* setting.\n");
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   bool json = false;
+  int ranks = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--json") == 0) {
       json = true;
+    } else if (strcmp(argv[i], "--ranks") == 0 && i + 1 < argc) {
+      ranks = atoi(argv[++i]);
+      if (ranks < 1) {
+        fprintf(stderr, "xc-info: --ranks needs a positive number\n");
+        return 2;
+      }
     } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-      printf("usage: xc-info [--json]\n  Reports this build of xcomm and its XC_* settings.\n");
+      usage(stdout);
       return 0;
     } else {
-      fprintf(stderr, "xc-info: unknown argument '%s' (try --help)\n", argv[i]);
+      fprintf(stderr, "xc-info: unknown argument '%s'\n", argv[i]);
+      usage(stderr);
       return 2;
     }
   }
+  Topology t;
+  xc::Status st = xc::topo::probe(&t);
+  std::string topo_error = st.ok() ? "" : st.message();
+  if (ranks == 0) ranks = st.ok() && t.cores > 0 ? t.cores : 2;
   if (json)
-    print_json();
+    print_json(t, topo_error, ranks);
   else
-    print_text();
+    print_text(t, topo_error, ranks);
   return 0;
 }

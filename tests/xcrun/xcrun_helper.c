@@ -294,6 +294,21 @@ static int mode_args(int argc, char **argv) {
   return 0;
 }
 
+/* affinity: one line with the rank, the cpus it may run on (as the kernel
+ * lists them in /proc/self/status) and its XC_LOCAL_GPU / XC_LOCAL_NIC
+ * ("-" when unset). */
+static int mode_affinity(void) {
+  char line[4096], cpus[4096] = "?";
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return 3;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "Cpus_allowed_list: %4095s", cpus) == 1) break;
+  fclose(f);
+  const char *gpu = getenv("XC_LOCAL_GPU"), *nic = getenv("XC_LOCAL_NIC");
+  printf("rank=%s cpus=%s gpu=%s nic=%s\n", env("XC_RANK"), cpus, gpu ? gpu : "-", nic ? nic : "-");
+  return g_failed;
+}
+
 /* exec-default-sigint PROG ARGS: run PROG with SIGINT at its default, which
  * a shell's background job would otherwise ignore. */
 static int mode_exec(char **argv) {
@@ -320,6 +335,7 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "shm") == 0) return mode_shm(rest_c, rest);
   if (strcmp(mode, "stdin") == 0) return mode_stdin();
   if (strcmp(mode, "args") == 0) return mode_args(rest_c, rest);
+  if (strcmp(mode, "affinity") == 0) return mode_affinity();
   if (strcmp(mode, "exec-default-sigint") == 0 && rest_c > 0) return mode_exec(rest);
   fprintf(stderr, "xcrun_helper: unknown mode %s\n", mode);
   return 2;

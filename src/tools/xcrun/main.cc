@@ -10,8 +10,9 @@
 // there too. Every wait in it has a deadline, so xcrun always ends.
 //
 // The parts: options.cc (command line), job.cc (job id, token, socket,
-// environment), spawn.cc (fork and exec), supervise.cc (the loop); this
-// file puts them in order.
+// placement of the ranks on cpus, GPUs and NICs, environment), spawn.cc
+// (fork, binding and exec), supervise.cc (the loop); this file puts them in
+// order.
 
 #include <dirent.h>
 #include <signal.h>
@@ -55,6 +56,16 @@ void remove_shm_leftovers(const std::string &job_id) {
   if (removed > 0) say("removed " + plural(removed, "leftover shared-memory file") + " of job " + job_id);
 }
 
+// --report-bindings: one line per rank, "rank 0: cpus 0-3 (core on NUMA
+// node 0); GPU 0; NIC mlx5_0".
+void report_bindings(const std::vector<Placement> &places) {
+  for (size_t r = 0; r < places.size(); ++r) {
+    const Placement &p = places[r];
+    say("rank " + std::to_string(r) + ": cpus " + cpu_list_text(p.cpus) + " (" + p.how + "); GPU " +
+        (p.gpu >= 0 ? std::to_string(p.gpu) : "none") + "; NIC " + (p.nic.empty() ? "none" : p.nic));
+  }
+}
+
 int run(int argc, char **argv) {
   Options opts = parse_options(argc, argv);
 
@@ -70,9 +81,11 @@ int run(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   parent.old_nofile = raise_fd_limit(opts.np, opts.tag_output);
 
+  std::vector<Placement> places = place_ranks(opts);
+  if (opts.report_bindings) report_bindings(places);
   Job job = make_job();
   std::vector<Rank> ranks(size_t(opts.np));
-  int started = spawn_ranks(opts, job, parent, &ranks);
+  int started = spawn_ranks(opts, job, parent, places, &ranks);
   close(job.store_fd);  // rank 0 has its own copy; nobody else may hold it
   ranks.resize(size_t(started));
 

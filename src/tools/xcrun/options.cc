@@ -20,7 +20,7 @@ namespace {
 const char *const kManagedVars[] = {
     "XC_RANK",       "XC_SIZE",    "XC_LOCAL_RANK", "XC_LOCAL_SIZE",    "XC_STORE_ADDR",
     "XC_STORE_TOKEN", "XC_STORE_FD", "XC_JOB_ID",   "RANK",             "WORLD_SIZE",
-    "LOCAL_RANK",    "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+    "LOCAL_RANK",    "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "XC_LOCAL_GPU", "XC_LOCAL_NIC",
 };
 
 const char kUsage[] =
@@ -32,15 +32,26 @@ const char kUsage[] =
     "      --tag-output       prefix every line the ranks print with \"[rank] \"\n"
     "      --timeout SECONDS  stop the job after this wall time and exit 124\n"
     "      --grace SECONDS    time the ranks get after SIGTERM before SIGKILL (default 5)\n"
+    "      --bind-to WHAT     core, numa or none: the cpus each rank may run on (default:\n"
+    "                         core when every NUMA node has a core for each of its ranks,\n"
+    "                         else none)\n"
+    "      --report-bindings  print each rank's cpus, GPU and NIC on stderr\n"
     "  -h, --help             print this help\n"
     "      --version          print the version\n"
     "\n"
     "Each rank gets XC_RANK, XC_SIZE, XC_LOCAL_RANK, XC_LOCAL_SIZE, XC_STORE_ADDR,\n"
     "XC_STORE_TOKEN and XC_JOB_ID, and RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,\n"
-    "MASTER_ADDR and MASTER_PORT as torchrun sets them. SIGINT and SIGTERM are passed\n"
-    "on to the ranks; a second one kills them at once. Standard input goes to rank 0\n"
-    "unless it is a terminal (the ranks run in their own process groups, where\n"
-    "reading the terminal would stop them).\n"
+    "MASTER_ADDR and MASTER_PORT as torchrun sets them. XC_LOCAL_GPU is the local rank\n"
+    "modulo the number of GPUs (unset without GPUs), XC_LOCAL_NIC a network device on\n"
+    "the rank's NUMA node. SIGINT and SIGTERM are passed on to the ranks; a second one\n"
+    "kills them at once. Standard input goes to rank 0 unless it is a terminal (the\n"
+    "ranks run in their own process groups, where reading the terminal would stop\n"
+    "them).\n"
+    "\n"
+    "Placement: a rank's NUMA node is its GPU's; without GPUs the ranks fill the nodes\n"
+    "in contiguous blocks (neighbouring ranks share a node). --bind-to core gives each\n"
+    "rank one core of its node, spread evenly over the node; numa, all of the node;\n"
+    "none leaves the ranks where xcrun is. Only cpus xcrun may itself use are given.\n"
     "\n"
     "Exit status: 0 when every rank exits 0; else the status of the first rank that\n"
     "failed (128+N when signal N killed it), 128+N when xcrun got signal N, 124 on\n"
@@ -91,13 +102,15 @@ bool is_managed_var(const std::string &name) {
 }
 
 Options parse_options(int argc, char **argv) {
-  enum { kTagOutput = 1000, kTimeout, kGrace, kVersion };
+  enum { kTagOutput = 1000, kTimeout, kGrace, kVersion, kBindTo, kReportBindings };
   static const option longs[] = {
       {"np", required_argument, nullptr, 'n'},
       {"env", required_argument, nullptr, 'x'},
       {"tag-output", no_argument, nullptr, kTagOutput},
       {"timeout", required_argument, nullptr, kTimeout},
       {"grace", required_argument, nullptr, kGrace},
+      {"bind-to", required_argument, nullptr, kBindTo},
+      {"report-bindings", no_argument, nullptr, kReportBindings},
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, kVersion},
       {nullptr, 0, nullptr, 0},
@@ -132,6 +145,18 @@ Options parse_options(int argc, char **argv) {
           usage_error(std::string("--grace wants a number of seconds, not '") + optarg + "'");
         o.grace_s = s;
         break;
+      case kBindTo:
+        if (strcmp(optarg, "core") == 0) {
+          o.bind_to = BindTo::kCore;
+        } else if (strcmp(optarg, "numa") == 0) {
+          o.bind_to = BindTo::kNuma;
+        } else if (strcmp(optarg, "none") == 0) {
+          o.bind_to = BindTo::kNone;
+        } else {
+          usage_error(std::string("--bind-to wants core, numa or none, not '") + optarg + "'");
+        }
+        break;
+      case kReportBindings: o.report_bindings = true; break;
       case 'h': fputs(kUsage, stdout); exit(0);
       case kVersion: printf("xcrun (xcomm) %s\n", XC_VERSION_STRING); exit(0);
       case ':': usage_error(std::string("option '") + argv[optind - 1] + "' needs a value");

@@ -2,6 +2,7 @@
 // from xcrun before exec.
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -38,10 +39,22 @@ struct Stdio {
   int in = -1, out = -1, err = -1;
 };
 
+// A message of a child on stderr in one write, so that the messages of
+// ranks failing together do not mix. Async-signal-safe.
+void write_message(const char *const *parts, size_t count) {
+  char msg[1024];
+  size_t len = 0;
+  for (size_t i = 0; i < count; ++i)
+    for (const char *c = parts[i]; *c && len < sizeof msg - 2; ++c) msg[len++] = *c;
+  if (len == 0 || msg[len - 1] != '\n') msg[len++] = '\n';  // cut short: still one line
+  ssize_t ignored = write(2, msg, len);
+  (void)ignored;
+}
+
 // Runs in the child between fork and exec: async-signal-safe calls only
 // (strerror too is safe here, as xcrun has a single thread).
 [[noreturn]] void exec_rank(const Options &o, const Job &job, int rank, char **envp, const Stdio &stdio,
-                            const ParentState &parent) {
+                            const ParentState &parent, const Placement &place) {
   setpgid(0, 0);  // a terminal's ^C reaches xcrun alone, which passes it on once
   // If xcrun dies without cleaning up (SIGKILL), take the rank with it.
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -53,25 +66,25 @@ struct Stdio {
   if (stdio.out >= 0) dup2(stdio.out, 1);
   if (stdio.err >= 0) dup2(stdio.err, 2);
   if (rank == 0) fcntl(job.store_fd, F_SETFD, 0);
+  // Binding is a matter of speed: a rank that cannot be bound still runs.
+  if (!place.mask.empty() &&
+      sched_setaffinity(0, place.mask.size() * sizeof(unsigned long),
+                        reinterpret_cast<const cpu_set_t *>(place.mask.data())) != 0) {
+    const char *parts[] = {"xcrun: cannot bind a rank to its cpus: ", strerror(errno)};
+    write_message(parts, 2);
+  }
   environ = envp;  // execvp searches the PATH the rank will see
   execvp(o.argv[0], o.argv.data());
-  // One write, so that the messages of ranks failing together do not mix.
   int err = errno;
-  char msg[1024];
-  size_t len = 0;
   const char *parts[] = {"xcrun: cannot run '", o.argv[0], "': ", strerror(err), "\n"};
-  for (const char *part : parts)
-    for (const char *c = part; *c && len < sizeof msg - 2; ++c) msg[len++] = *c;
-  if (msg[len - 1] != '\n') msg[len++] = '\n';  // cut short: still one line
-  ssize_t ignored = write(2, msg, len);
-  (void)ignored;
+  write_message(parts, sizeof parts / sizeof parts[0]);
   _exit(kExecFailedExit);
 }
 
 // Forks one rank. Returns false, with errno set, if it could not be started.
 bool start_rank(const Options &o, const Job &job, const ParentState &parent, const std::vector<std::string> &common,
-                int rank, int stdin_fd, Rank *r) {
-  std::vector<std::string> env = rank_env(common, job, rank, o.np);
+                const Placement &place, int rank, int stdin_fd, Rank *r) {
+  std::vector<std::string> env = rank_env(common, job, rank, o.np, place);
   std::vector<char *> envp;
   for (std::string &kv : env) envp.push_back(kv.data());
   envp.push_back(nullptr);
@@ -90,7 +103,7 @@ bool start_rank(const Options &o, const Job &job, const ParentState &parent, con
   }
   fflush(nullptr);  // nothing buffered may be written twice
   pid_t pid = fork();
-  if (pid == 0) exec_rank(o, job, rank, envp.data(), stdio, parent);
+  if (pid == 0) exec_rank(o, job, rank, envp.data(), stdio, parent, place);
   int e = errno;
   close_fd(&out.write_end);  // the rank's ends; EOF comes when it is gone
   close_fd(&err.write_end);
@@ -135,7 +148,8 @@ rlimit raise_fd_limit(int np, bool tag_output) {
 
 // Starts every rank. Returns how many started; after a failure the caller
 // stops the ones already running.
-int spawn_ranks(const Options &o, const Job &job, const ParentState &parent, std::vector<Rank> *ranks) {
+int spawn_ranks(const Options &o, const Job &job, const ParentState &parent, const std::vector<Placement> &places,
+                std::vector<Rank> *ranks) {
   std::vector<std::string> common = common_env(o);
   // Standard input is rank 0's only; with a terminal nobody gets it (see usage).
   int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -144,7 +158,7 @@ int spawn_ranks(const Options &o, const Job &job, const ParentState &parent, std
   int rank = 0;
   for (; rank < o.np; ++rank) {
     int stdin_fd = (rank == 0 && stdin_to_rank0) ? -1 : devnull;
-    if (!start_rank(o, job, parent, common, rank, stdin_fd, &(*ranks)[size_t(rank)])) {
+    if (!start_rank(o, job, parent, common, places[size_t(rank)], rank, stdin_fd, &(*ranks)[size_t(rank)])) {
       std::string why = strerror(errno);
       say("cannot start rank " + std::to_string(rank) + ": " + why +
           (rank > 0 ? "; stopping the " + plural(rank, "rank") + " already running" : ""));

@@ -26,9 +26,14 @@ std::string plural(int n, const char *word);     // "1 rank", "3 ranks"
 
 // options.cc
 
+// --bind-to: which cpus each rank may run on (see place_ranks).
+enum class BindTo { kDefault, kCore, kNuma, kNone };
+
 struct Options {
   int np = 0;
   bool tag_output = false;
+  BindTo bind_to = BindTo::kDefault;
+  bool report_bindings = false;
   std::optional<double> timeout_s;
   double grace_s = 5.0;
   std::vector<std::string> extra_env;  // VAR=VALUE
@@ -58,7 +63,25 @@ Job make_job();
 // The environment of every rank: xcrun's own minus the managed variables,
 // then the -x assignments; rank_env adds the rank's own variables.
 std::vector<std::string> common_env(const Options &o);
-std::vector<std::string> rank_env(const std::vector<std::string> &common, const Job &job, int rank, int np);
+
+// Where one rank runs: its cpus, and the GPU and NIC nearest them.
+struct Placement {
+  std::vector<int> cpus;            // the rank's cpus (when unbound: all xcrun may use)
+  std::vector<unsigned long> mask;  // cpus as a sched_setaffinity mask; empty: not bound
+  std::string how;                  // "core", "NUMA node 1", "not bound" (for --report-bindings)
+  int numa_node = -1;               // OS index of the rank's NUMA node, -1 unknown
+  int gpu = -1;                     // XC_LOCAL_GPU; -1: no GPU, variable unset
+  std::string nic;                  // XC_LOCAL_NIC; "": none, variable unset
+};
+
+// Places every rank by o.bind_to on the cpus xcrun itself may use (its
+// affinity), reading the machine from /sys and /proc.
+std::vector<Placement> place_ranks(const Options &o);
+// "0-3,8" for {0, 1, 2, 3, 8}.
+std::string cpu_list_text(const std::vector<int> &cpus);
+
+std::vector<std::string> rank_env(const std::vector<std::string> &common, const Job &job, int rank, int np,
+                                  const Placement &place);
 
 // spawn.cc
 
@@ -96,7 +119,8 @@ rlimit raise_fd_limit(int np, bool tag_output);
 
 // Starts every rank into ranks (sized np). Returns how many started; after a
 // failure, the ones already running must be stopped.
-int spawn_ranks(const Options &o, const Job &job, const ParentState &parent, std::vector<Rank> *ranks);
+int spawn_ranks(const Options &o, const Job &job, const ParentState &parent, const std::vector<Placement> &places,
+                std::vector<Rank> *ranks);
 
 // supervise.cc
 
