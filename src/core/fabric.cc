@@ -101,14 +101,14 @@ Status Fabric::bootstrap(const FabricSetup &setup) {
   return Status::Ok();
 }
 
-// The lowest rank of each host probes it (no peer copy test: that would open
-// a context on every GPU) and publishes a summary; every rank reads every
+// The lowest rank of each host probes it (NVML only: no CUDA is initialised
+// in a user's process at start-up) and publishes a summary; every rank reads every
 // host's, so all ranks decide from the same facts. A probe that fails counts
 // as a host without GPUs, logged, rather than failing start-up.
 Status Fabric::agree_on_topology(Deadline deadline) {
   auto summarize = [](HostSummary *s) {
     topo::Topology t;
-    Status st = topo::probe(&t, /*gpu_peer_test=*/false);
+    Status st = topo::probe(&t, topo::GpuProbe::kNvmlOnly);
     if (!st.ok()) {
       XC_WARN("topology probe failed, taken as a host without GPUs: %s", st.message().c_str());
       return;

@@ -565,12 +565,16 @@ void build_links(const std::vector<std::vector<NvlinkEnd>> &nvlinks,
   }
 }
 
-Status probe_gpus(Topology *t, bool peer_test) {
+Status probe_gpus(Topology *t, GpuProbe depth) {
   t->gpus.clear();
   t->links.clear();
   t->nvswitch = false;
   NvmlFacts nv = read_nvml();
-  CudaFacts cf = read_cuda();
+  CudaFacts cf;
+  if (depth == GpuProbe::kFull)
+    cf = read_cuda();
+  else
+    cf.status = "not asked (start-up probes with NVML only)";
   t->nvml = nv.status;
   t->cuda = cf.status;
 
@@ -609,7 +613,7 @@ Status probe_gpus(Topology *t, bool peer_test) {
   }
   for (Gpu &g : t->gpus) g.numa_node = sysfs_numa_node(g.bus_id);
   build_links(nvlinks, p2p, t);
-  if (peer_test && cf.rt && cf.rt->can_copy() && peer_test_enabled()) run_peer_tests(cf, t);
+  if (cf.rt && cf.rt->can_copy() && peer_test_enabled()) run_peer_tests(cf, t);
   return Status::Ok();
 }
 

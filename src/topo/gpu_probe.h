@@ -34,8 +34,8 @@ namespace xc::topo {
 // machine. Returns Ok whenever the machine could be looked at, GPUs or not;
 // what could not be learned is said in t->nvml / t->cuda.
 // Thread safety: safe to call from several threads.
-// peer_test: also run the peer copy test (when XC_TOPO_PEER_TEST is on).
-Status probe_gpus(Topology *t, bool peer_test = true);
+// depth kNvmlOnly leaves the CUDA runtime alone (t->cuda says so).
+Status probe_gpus(Topology *t, GpuProbe depth = GpuProbe::kFull);
 
 // What is at the far end of one active NVLink of a GPU.
 struct NvlinkEnd {

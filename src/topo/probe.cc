@@ -90,7 +90,7 @@ Status load_file(const std::string &path, Topology *out) {
   return Status::Ok();
 }
 
-Status probe(Topology *out, bool gpu_peer_test) {
+Status probe(Topology *out, GpuProbe depth) {
   std::string file = env_get("XC_TOPO_FILE");
   if (!file.empty()) return load_file(file, out).with_context("XC_TOPO_FILE");
 
@@ -98,7 +98,7 @@ Status probe(Topology *out, bool gpu_peer_test) {
   t.source = "probe";
   t.hostname = host_name();
   XC_TRY_CTX(probe_cpu_live(&t), "CPU topology");
-  Status st = probe_gpus(&t, gpu_peer_test);
+  Status st = probe_gpus(&t, depth);
   if (!st.ok()) {
     // The CPU side stands on its own: a GPU probe that failed leaves no GPUs
     // and says why, as a machine without a driver would.

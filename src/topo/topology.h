@@ -111,9 +111,13 @@ void fill_link_estimates(Topology *t);
 // machine: hostname, the CPU side (hwloc, or /sys without it), then the GPUs
 // (gpu_probe.h); GPUs and NICs get their NUMA node from the PCI devices and
 // links without a bandwidth get estimate_link_gbps.
-// gpu_peer_test: run the real peer copy test (XC_TOPO_PEER_TEST permitting);
-// it opens a CUDA context on every GPU, so only tools ask for it.
-Status probe(Topology *out, bool gpu_peer_test = true);
+// How much of the GPU side to learn. kFull (tools) also asks the CUDA runtime
+// and runs the peer copy test (XC_TOPO_PEER_TEST permitting), which opens a
+// context on every GPU. kNvmlOnly (start-up of every job) initialises no CUDA
+// in the caller's process: NVML alone gives GPUs, NVLinks and the driver's
+// peer answer.
+enum class GpuProbe { kFull, kNvmlOnly };
+Status probe(Topology *out, GpuProbe depth = GpuProbe::kFull);
 // A topology description file (JSON naming an hwloc XML file for the CPU
 // side, plus GPUs, NICs and links), as shipped under tests/topo/.
 Status load_file(const std::string &path, Topology *out);
