@@ -1,0 +1,559 @@
+// xc-bench collectives: nccl-tests-style sweeps of one collective.
+//
+//   xcrun -n 4 xc-bench allreduce -b 8 -e 64M -f 4 -d float32 -o sum -n 50 -w 5 -c 1
+//
+// The options, the columns and the bus-bandwidth formulas are nccl-tests'
+// (all_reduce_perf and friends), so the numbers read the same way; see
+// coll_usage() and docs/benchmarks.md. Each collective is ONE entry of kColls
+// below: its buffer sizes, bus-bandwidth factor, where its input lives in
+// place, where each result element comes from (for the check), and the call.
+//
+// What a row measures: WARMUP untimed calls, a barrier, then ITERS calls back
+// to back; the time is the slowest rank's average per call. Two inputs are
+// filled before the loop (variants 0 and 1; for sum and avg they differ in
+// every element) and the calls alternate between them; each call also first
+// rewrites one input element (position it % count) with 1 + it % 61. So
+// consecutive calls never see the same input and a buffer's content does not
+// come back for at least 61 of its calls, while the loop does O(1) work
+// besides the call. In
+// place, the alternate buffers also hold the previous results (as in
+// nccl-tests, whose in-place loop reuses one buffer). With -c 1, one more
+// call after the loop runs on freshly filled input variant 0 into an output
+// filled with kPoison, and every output element is compared bit for bit with
+// the value computed locally (coll_data.h); #wrong is the sum over ranks.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench.h"
+#include "coll_data.h"
+
+namespace xcb {
+
+// One call's arguments, as every entry of kColls sees them.
+struct CollArgs {
+  xc_comm_t comm = nullptr;
+  const DtypeInfo *dtype = nullptr;
+  int op = kCopy;  // an xc_op_t, or kCopy for collectives without a reduction
+  int root = -1;   // -1 for collectives without a root
+  int rank = 0, nranks = 1;
+  size_t send_count = 0, recv_count = 0;  // elements of this rank's buffers
+};
+
+// Result element i of a rank is the reduction over ranks [lo, hi) of input
+// element j (a copy of rank lo's element when hi == lo + 1).
+struct Source {
+  int lo, hi;
+  size_t j;
+};
+
+enum CollFlags : unsigned {
+  kData = 1u << 0,        // has buffers (barrier has none)
+  kRedop = 1u << 1,       // takes -o
+  kRoot = 1u << 2,        // takes -r
+  kOutOfPlace = 1u << 3,  // the API has an out-of-place form
+  kInPlace = 1u << 4,     // ... and an in-place one (XC_IN_PLACE, or one buffer)
+};
+
+struct CollSpec {
+  const char *name;     // the subcommand
+  const char *summary;  // one line for the usage
+  unsigned flags;
+  // This rank's send and receive counts for the nominal count of a row
+  // (bytes / dtype size). The row's size is max(send, recv) elements.
+  void (*counts)(size_t count, int nranks, size_t *send_count, size_t *recv_count);
+  // busbw = algbw * bus_factor (nccl-tests' formulas; unused without kData).
+  double (*bus_factor)(int nranks);
+  // Optional (nullptr = the default in the comment):
+  bool (*has_input)(const CollArgs &);          // this rank contributes input (every rank)
+  size_t (*in_place_offset)(const CollArgs &);  // in place, input at recv + this (0)
+  size_t (*checked)(const CollArgs &);          // result elements on this rank (recv_count)
+  Source (*source)(const CollArgs &, size_t i);
+  // send is XC_IN_PLACE in place; collectives with one buffer use recv.
+  xc_result_t (*call)(const CollArgs &, const void *send, void *recv);
+};
+
+namespace {
+
+xc_dtype_t dt(const CollArgs &a) { return a.dtype->dtype; }
+
+void counts_same(size_t count, int, size_t *s, size_t *r) { *s = *r = count; }
+// nccl-tests' allgather: the size is what each rank receives, count / nranks
+// elements from each rank (at least one, so the smallest rows still move data).
+void counts_gather(size_t count, int n, size_t *s, size_t *r) {
+  *s = std::max<size_t>(1, count / static_cast<size_t>(n));
+  *r = *s * static_cast<size_t>(n);
+}
+void counts_none(size_t, int, size_t *s, size_t *r) { *s = *r = 0; }
+
+double bus_allreduce(int n) { return 2.0 * (n - 1) / n; }
+double bus_allgather(int n) { return static_cast<double>(n - 1) / n; }
+double bus_one(int) { return 1.0; }
+double bus_none(int) { return 0.0; }
+
+bool root_only(const CollArgs &a) { return a.rank == a.root; }
+size_t own_block(const CollArgs &a) { return static_cast<size_t>(a.rank) * a.send_count; }
+
+Source from_all_ranks(const CollArgs &a, size_t i) { return {0, a.nranks, i}; }
+Source from_root(const CollArgs &a, size_t i) { return {a.root, a.root + 1, i}; }
+Source from_block_owner(const CollArgs &a, size_t i) {
+  int owner = static_cast<int>(i / a.send_count);
+  return {owner, owner + 1, i % a.send_count};
+}
+
+xc_result_t call_barrier(const CollArgs &a, const void *, void *) { return xc_barrier(a.comm); }
+xc_result_t call_broadcast(const CollArgs &a, const void *, void *recv) {
+  return xc_broadcast(recv, a.recv_count, dt(a), a.root, a.comm);
+}
+xc_result_t call_allreduce(const CollArgs &a, const void *send, void *recv) {
+  return xc_allreduce(send, recv, a.recv_count, dt(a), static_cast<xc_op_t>(a.op), a.comm);
+}
+xc_result_t call_allgather(const CollArgs &a, const void *send, void *recv) {
+  return xc_allgather(send, recv, a.send_count, dt(a), a.comm);
+}
+
+}  // namespace
+
+// The collectives. Adding one (reduce, gather, scatter, reduce_scatter,
+// alltoall, ...) is one entry here; e.g. reduce would be
+//   {"reduce", "...", kData | kRedop | kRoot | kOutOfPlace | kInPlace, counts_same, bus_one,
+//    nullptr, nullptr, [](const CollArgs &a) { return a.rank == a.root ? a.recv_count : size_t{0}; },
+//    from_all_ranks, call_reduce},
+// and reduce_scatter {counts: s = n * r, bus (n-1)/n, in-place offset 0,
+// source {0, n, rank * recv_count + i}}.
+const CollSpec kColls[] = {
+    {"allreduce", "nccl-tests-style sweep of xc_allreduce (busbw = algbw * 2(n-1)/n)",
+     kData | kRedop | kOutOfPlace | kInPlace, counts_same, bus_allreduce, nullptr, nullptr, nullptr, from_all_ranks,
+     call_allreduce},
+    {"broadcast", "nccl-tests-style sweep of xc_broadcast (one buffer: in-place columns; busbw = algbw)",
+     kData | kRoot | kInPlace, counts_same, bus_one, root_only, nullptr, nullptr, from_root, call_broadcast},
+    {"allgather", "nccl-tests-style sweep of xc_allgather (size = bytes received; busbw = algbw * (n-1)/n)",
+     kData | kOutOfPlace | kInPlace, counts_gather, bus_allgather, nullptr, own_block, nullptr, from_block_owner,
+     call_allgather},
+    {"barrier", "time of xc_barrier (one row, time only)", kOutOfPlace, counts_none, bus_none, nullptr, nullptr,
+     nullptr, nullptr, call_barrier},
+};
+
+const CollSpec *find_coll(const char *name) {
+  for (const CollSpec &c : kColls)
+    if (strcmp(c.name, name) == 0) return &c;
+  return nullptr;
+}
+
+void list_colls(FILE *to) {
+  for (const CollSpec &c : kColls) fprintf(to, "  %-10s %s\n", c.name, c.summary);
+}
+
+namespace {
+
+struct Options {
+  size_t min_bytes = 8, max_bytes = 32u << 20;
+  int factor = 2, iters = 20, warmup = 5, check = 1, root = 0;
+  std::vector<const DtypeInfo *> dtypes;
+  std::vector<const RedopInfo *> ops;
+  bool skipped_combos = false;  // -o all/-d all left out bitwise ops on float types
+};
+
+void coll_usage(const CollSpec &c, FILE *to) {
+  fprintf(to,
+          "usage: %s %s [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-d DTYPE|all]%s%s\n"
+          "       %*s [-n ITERS] [-w WARMUP] [-c 0|1]\n"
+          "\n"
+          "%s.\n"
+          "Run it under a launcher (xcrun -n N %s %s ...). Options as nccl-tests':\n"
+          "  -b, --minbytes     smallest size (default 8); K/M/G are powers of 1024\n"
+          "  -e, --maxbytes     largest size (default 32M)\n"
+          "  -f, --stepfactor   size multiplier from one row to the next (default 2)\n"
+          "  -d, --datatype     int8 uint8 int32 uint32 int64 uint64 float16 bfloat16\n"
+          "                     float32 float64, or all (default float32)\n"
+          "  -o, --op           sum prod min max avg band bor bxor, or all (default sum);\n"
+          "                     band/bor/bxor are for integer types (left out of 'all' for floats)\n"
+          "  -r, --root         root rank, for collectives with one (default 0)\n"
+          "  -n, --iters        timed calls per row (default 20)\n"
+          "  -w, --warmup_iters untimed calls before them (default 5)\n"
+          "  -c, --check        1: after the timed calls, one more call on fresh input,\n"
+          "                     every result element checked on every rank (default 1)\n"
+          "\n"
+          "Columns (rank 0 prints): size (B) and count (elements) of the largest buffer\n"
+          "a rank holds, type, redop, root; then out-of-place and in-place: time = the\n"
+          "slowest rank's average per call in microseconds, algbw = size / time in GB/s\n"
+          "(10^9 B/s), busbw = algbw times nccl-tests' factor for the collective, and\n"
+          "#wrong = result elements that differ from the expected value, summed over\n"
+          "ranks (N/A: not checked, or no such form). The last line averages busbw\n"
+          "over all rows and both placements. The exit status is 1 when #wrong > 0.\n"
+          "The timed loop alternates between two pre-filled inputs and rewrites one\n"
+          "element before each call, so consecutive calls never see the same input.\n",
+          g_prog, c.name, (c.flags & kRedop) ? " [-o OP|all]" : "", (c.flags & kRoot) ? " [-r ROOT]" : "",
+          static_cast<int>(strlen(g_prog) + strlen(c.name) + 1), "", c.summary, g_prog, c.name);
+}
+
+const DtypeInfo *dtype_by_name(const std::string &name) {
+  static const struct {
+    const char *alias, *name;
+  } kAliases[] = {{"char", "int8"},     {"half", "float16"},     {"fp16", "float16"},  {"bf16", "bfloat16"},
+                  {"float", "float32"}, {"double", "float64"}, {"int", "int32"},      {"uint", "uint32"}};
+  std::string n = name;
+  for (const auto &a : kAliases)
+    if (n == a.alias) n = a.name;
+  for (size_t i = 0; i < kNumDtypes; ++i)
+    if (n == kDtypes[i].name) return &kDtypes[i];
+  return nullptr;
+}
+
+const RedopInfo *redop_by_name(const std::string &name) {
+  for (size_t i = 0; i < kNumRedops; ++i)
+    if (name == kRedops[i].name) return &kRedops[i];
+  return nullptr;
+}
+
+// 0 ok, 1 -h, 2 usage error (already reported).
+int parse_options(const CollSpec &c, int argc, char **argv, Options *o) {
+  struct Opt {
+    char short_name;
+    const char *long_name;
+  };
+  static const Opt kOpts[] = {{'b', "minbytes"}, {'e', "maxbytes"}, {'f', "stepfactor"},   {'d', "datatype"},
+                              {'o', "op"},       {'r', "root"},     {'n', "iters"},        {'w', "warmup_iters"},
+                              {'c', "check"}};
+  std::string dtype_arg = "float32", op_arg = "sum";
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") return 1;
+    char which = 0;
+    std::string value;
+    bool has_value = false;
+    for (const Opt &opt : kOpts) {
+      std::string lng = std::string("--") + opt.long_name;
+      if (a.size() >= 2 && a[0] == '-' && a[1] == opt.short_name) {
+        which = opt.short_name;
+        if (a.size() > 2) value = a.substr(2), has_value = true;
+      } else if (a == lng || a.rfind(lng + "=", 0) == 0) {
+        which = opt.short_name;
+        if (a.size() > lng.size()) value = a.substr(lng.size() + 1), has_value = true;
+      }
+      if (which) break;
+    }
+    if (!which) {
+      fprintf(stderr, "%s %s: unknown argument '%s'\n", g_prog, c.name, argv[i]);
+      return 2;
+    }
+    if (!has_value) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "%s %s: %s needs a value\n", g_prog, c.name, argv[i]);
+        return 2;
+      }
+      value = argv[++i];
+    }
+    bool ok = true;
+    const char *v = value.c_str();
+    switch (which) {
+      case 'b': ok = parse_bytes(v, &o->min_bytes); break;
+      case 'e': ok = parse_bytes(v, &o->max_bytes); break;
+      case 'f': ok = parse_count(v, 2, &o->factor); break;
+      case 'd': dtype_arg = value; break;
+      case 'o': op_arg = value; break;
+      case 'r': ok = parse_count(v, 0, &o->root); break;
+      case 'n': ok = parse_count(v, 1, &o->iters); break;
+      case 'w': ok = parse_count(v, 0, &o->warmup); break;
+      case 'c': ok = parse_count(v, 0, &o->check); break;
+      default: ok = false;
+    }
+    if (!ok) {
+      fprintf(stderr, "%s %s: bad value '%s' for -%c\n", g_prog, c.name, v, which);
+      return 2;
+    }
+  }
+  if (o->min_bytes == 0 || o->min_bytes > o->max_bytes) {
+    fprintf(stderr, "%s %s: need 0 < MINBYTES <= MAXBYTES\n", g_prog, c.name);
+    return 2;
+  }
+  if (dtype_arg == "all") {
+    for (size_t i = 0; i < kNumDtypes; ++i) o->dtypes.push_back(&kDtypes[i]);
+  } else if (const DtypeInfo *d = dtype_by_name(dtype_arg)) {
+    o->dtypes.push_back(d);
+  } else {
+    fprintf(stderr, "%s %s: unknown dtype '%s'\n", g_prog, c.name, dtype_arg.c_str());
+    return 2;
+  }
+  if (op_arg == "all") {
+    for (size_t i = 0; i < kNumRedops; ++i) o->ops.push_back(&kRedops[i]);
+  } else if (const RedopInfo *r = redop_by_name(op_arg)) {
+    o->ops.push_back(r);
+    bool any_int = false;
+    for (const DtypeInfo *d : o->dtypes) any_int |= d->is_int;
+    if (r->int_only && !any_int) {
+      fprintf(stderr, "%s %s: %s is for integer types only\n", g_prog, c.name, r->name);
+      return 2;
+    }
+  } else {
+    fprintf(stderr, "%s %s: unknown op '%s'\n", g_prog, c.name, op_arg.c_str());
+    return 2;
+  }
+  return 0;
+}
+
+// Page-aligned, and filled once (with kPoison) so no timed call pays for
+// first-touch page faults.
+struct FreeDeleter {
+  void operator()(unsigned char *p) const { free(p); }
+};
+using Block = std::unique_ptr<unsigned char, FreeDeleter>;
+Block alloc_block(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  size_t rounded = (bytes + 4095) / 4096 * 4096;
+  auto *p = static_cast<unsigned char *>(aligned_alloc(4096, rounded));
+  if (!p) {
+    fprintf(stderr, "%s: rank %d: out of memory (%zu bytes)\n", g_prog, g_rank, bytes);
+    exit(1);
+  }
+  memset(p, kPoison, rounded);
+  return Block(p);
+}
+
+struct Buffers {
+  Block send[2], recv[2];
+};
+
+// nccl-tests' getFloatStr: as many decimals as the width allows.
+std::string fmt_num(double value, int width) {
+  int power = 0;
+  for (uint64_t v = 1; value >= static_cast<double>(v) && power < 30; v *= 10) power++;
+  char buf[32];
+  if (power < width - 2) snprintf(buf, sizeof buf, "%*.2f", width, value);
+  else if (power < width - 1) snprintf(buf, sizeof buf, "%*.1f", width, value);
+  else if (power < width + 1) snprintf(buf, sizeof buf, "%*.0f", width, value);
+  else snprintf(buf, sizeof buf, "%*.1e", width, value);
+  return buf;
+}
+
+struct Timing {
+  bool done = false;   // measured (else N/A)
+  double us = 0;       // slowest rank's average per call
+  double wrong = -1;   // summed over ranks; -1 = not checked
+};
+
+const char *op_name(int op) {
+  for (size_t i = 0; i < kNumRedops; ++i)
+    if (kRedops[i].op == op) return kRedops[i].name;
+  return "none";
+}
+
+size_t verify(const CollSpec &s, const CollArgs &a, const unsigned char *got, int variant, bool in_place,
+              size_t row_bytes) {
+  const DtypeInfo &d = *a.dtype;
+  size_t n = s.checked ? s.checked(a) : a.recv_count, wrong = 0;
+  unsigned char want[8];
+  for (size_t i = 0; i < n; ++i) {
+    Source src = s.source(a, i);
+    expected_value(d, a.op, a.nranks, src.lo, src.hi, src.j, variant, want);
+    if (memcmp(want, got + i * d.size, d.size) != 0) {
+      if (wrong == 0) {
+        uint64_t w = 0, g = 0;
+        memcpy(&w, want, d.size);
+        memcpy(&g, got + i * d.size, d.size);
+        fprintf(stderr, "%s: rank %d: %s %s %s %zu B %s: first wrong element %zu: 0x%llx, expected 0x%llx\n",
+                g_prog, a.rank, s.name, d.name, op_name(a.op), row_bytes,
+                in_place ? "in-place" : "out-of-place", i, static_cast<unsigned long long>(g),
+                static_cast<unsigned long long>(w));
+      }
+      ++wrong;
+    }
+  }
+  return wrong;
+}
+
+Timing measure(const CollSpec &s, const CollArgs &a, const Options &o, bool in_place, Buffers &b, size_t row_bytes) {
+  Timing h;
+  h.done = true;
+  static const DtypeInfo kNoData = {"none", XC_UINT8, 1, true, false};
+  const DtypeInfo &d = a.dtype ? *a.dtype : kNoData;
+  const bool data = (s.flags & kData) != 0;
+  const bool input = data && (s.has_input ? s.has_input(a) : true) && a.send_count > 0;
+  const size_t off = in_place && s.in_place_offset ? s.in_place_offset(a) : 0;
+  const size_t recv_bytes = a.recv_count * d.size;
+  const void *send[2] = {nullptr, nullptr};
+  unsigned char *recv[2] = {nullptr, nullptr}, *in[2] = {nullptr, nullptr};
+  for (int k = 0; k < 2 && data; ++k) {
+    recv[k] = in_place ? b.recv[k].get() : b.recv[0].get();
+    send[k] = in_place ? XC_IN_PLACE : b.send[k].get();
+    in[k] = in_place ? recv[k] + off * d.size : b.send[k].get();
+    if (input) fill_input(d, a.op, a.nranks, a.rank, k, in[k], a.send_count);
+  }
+  long it = 0;
+  auto step = [&] {
+    int k = static_cast<int>(it & 1);
+    if (input) store_value(d, in[k], static_cast<size_t>(it) % a.send_count, 1 + it % 61);
+    BENCH_CHECK(s.call(a, send[k], recv[k]));
+    ++it;
+  };
+  for (int w = 0; w < o.warmup; ++w) step();
+  BENCH_CHECK(xc_barrier(a.comm));
+  double t0 = now_us();
+  for (int i = 0; i < o.iters; ++i) step();
+  h.us = max_over_ranks((now_us() - t0) / o.iters, a.comm);
+  if (o.check && data) {
+    memset(recv[0], kPoison, recv_bytes);
+    if (input) fill_input(d, a.op, a.nranks, a.rank, 0, in[0], a.send_count);
+    BENCH_CHECK(s.call(a, send[0], recv[0]));
+    size_t wrong = verify(s, a, recv[0], 0, in_place, row_bytes);
+    h.wrong = sum_over_ranks(static_cast<double>(wrong), a.comm);
+  }
+  return h;
+}
+
+void print_half(const Timing &h, bool data, double bytes, double factor, double *bw_sum, int *bw_count) {
+  if (!h.done) {
+    printf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+    return;
+  }
+  char wrong[32] = "N/A";
+  if (h.wrong >= 0) snprintf(wrong, sizeof wrong, "%g", h.wrong);
+  if (!data) {  // no bandwidth (barrier)
+    printf("  %7s  %6s  %6s  %6s", fmt_num(h.us, 7).c_str(), "N/A", "N/A", wrong);
+    return;
+  }
+  double algbw = bytes / h.us * 1e-3;  // B/µs → GB/s
+  double busbw = algbw * factor;
+  *bw_sum += busbw;
+  ++*bw_count;
+  printf("  %7s  %6s  %6s  %6s", fmt_num(h.us, 7).c_str(), fmt_num(algbw, 6).c_str(), fmt_num(busbw, 6).c_str(), wrong);
+}
+
+void print_header(const CollSpec &s, const Options &o, int nranks, xc_comm_t world) {
+  // Who runs where, as nccl-tests' "Using devices" lists it.
+  struct Who {
+    int32_t rank, pid;
+    char host[56];
+  } me{};
+  std::vector<Who> who(static_cast<size_t>(nranks));
+  me.rank = g_rank;
+  me.pid = static_cast<int32_t>(getpid());
+  gethostname(me.host, sizeof me.host - 1);
+  BENCH_CHECK(xc_allgather(&me, who.data(), sizeof me, XC_UINT8, world));
+  if (g_rank != 0) return;
+  if (s.flags & kData)
+    printf("# %s %s: nranks %d minBytes %zu maxBytes %zu step: %d(factor) warmup iters: %d iters: %d validation: %d\n",
+           g_prog, s.name, nranks, o.min_bytes, o.max_bytes, o.factor, o.warmup, o.iters, o.check ? 1 : 0);
+  else
+    printf("# %s %s: nranks %d warmup iters: %d iters: %d (no data: one row, time only)\n", g_prog, s.name, nranks,
+           o.warmup, o.iters);
+  printf("#\n# Using ranks\n");
+  for (const Who &w : who) printf("#  Rank %2d Pid %7d on %s\n", w.rank, w.pid, w.host);
+  if (o.skipped_combos) printf("#\n# band, bor and bxor are for integer types: left out for float types\n");
+  printf("#\n");
+  printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
+         "", "");
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type", "redop",
+         "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)", "(elements)", "", "", "",
+         "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  fflush(stdout);
+}
+
+}  // namespace
+
+int run_coll(const CollSpec &s, int argc, char **argv) {
+  Options o;
+  switch (parse_options(s, argc, argv, &o)) {
+    case 1: coll_usage(s, stdout); return 0;
+    case 2: coll_usage(s, stderr); return 2;
+    default: break;
+  }
+  const bool data = (s.flags & kData) != 0;
+  if (!(s.flags & kRedop)) o.ops.assign(1, nullptr);  // one pass, redop "none"
+  if (!data) {                                        // barrier: one row, no dtype
+    o.dtypes.assign(1, nullptr);
+    o.ops.assign(1, nullptr);
+  }
+  for (const DtypeInfo *d : o.dtypes)
+    for (const RedopInfo *r : o.ops)
+      if (d && r && r->int_only && !d->is_int) o.skipped_combos = true;
+
+  xc_comm_t world = nullptr;
+  int nranks = 0;
+  BENCH_CHECK(xc_init(nullptr, &world));
+  BENCH_CHECK(xc_comm_rank(world, &g_rank));
+  BENCH_CHECK(xc_comm_size(world, &nranks));
+  if ((s.flags & kRoot) && o.root >= nranks) {
+    if (g_rank == 0) fprintf(stderr, "%s %s: root %d is not a rank of %d\n", g_prog, s.name, o.root, nranks);
+    BENCH_CHECK(xc_comm_free(world));
+    return 2;
+  }
+
+  // Buffers for the largest row of any requested dtype.
+  Buffers b;
+  if (data) {
+    size_t send_max = 0, recv_max = 0;
+    for (const DtypeInfo *d : o.dtypes) {
+      size_t sc = 0, rc = 0;
+      s.counts(std::max<size_t>(1, o.max_bytes / d->size), nranks, &sc, &rc);
+      send_max = std::max(send_max, sc * d->size);
+      recv_max = std::max(recv_max, rc * d->size);
+    }
+    if (s.flags & kOutOfPlace) {
+      b.send[0] = alloc_block(send_max);
+      b.send[1] = alloc_block(send_max);
+    }
+    b.recv[0] = alloc_block(recv_max);
+    if (s.flags & kInPlace) b.recv[1] = alloc_block(recv_max);
+  }
+
+  print_header(s, o, nranks, world);
+  double bw_sum = 0, total_wrong = 0;
+  int bw_count = 0;
+  const double factor = s.bus_factor(nranks);
+  for (const DtypeInfo *d : o.dtypes) {
+    for (const RedopInfo *r : o.ops) {
+      if (d && r && r->int_only && !d->is_int) continue;
+      CollArgs a;
+      a.comm = world;
+      a.dtype = d;
+      a.op = r ? r->op : kCopy;
+      a.root = (s.flags & kRoot) ? o.root : -1;
+      a.rank = g_rank;
+      a.nranks = nranks;
+      for (size_t bytes = o.min_bytes;; bytes *= static_cast<size_t>(o.factor)) {
+        size_t count = d ? bytes / d->size : 0;
+        if (!data || count > 0) {
+          s.counts(count, nranks, &a.send_count, &a.recv_count);
+          size_t elems = std::max(a.send_count, a.recv_count);
+          size_t row_bytes = elems * (d ? d->size : 0);
+          Timing out, in;
+          if (s.flags & kOutOfPlace) out = measure(s, a, o, false, b, row_bytes);
+          if (s.flags & kInPlace) in = measure(s, a, o, true, b, row_bytes);
+          for (const Timing *h : {&out, &in})
+            if (h->wrong > 0) total_wrong += h->wrong;
+          if (g_rank == 0) {
+            printf("%12zu  %12zu  %8s  %6s  %6d", row_bytes, elems, d ? d->name : "none", r ? r->name : "none",
+                   a.root);
+            print_half(out, data, static_cast<double>(row_bytes), factor, &bw_sum, &bw_count);
+            print_half(in, data, static_cast<double>(row_bytes), factor, &bw_sum, &bw_count);
+            printf("\n");
+            fflush(stdout);
+          }
+        }
+        if (!data || bytes > o.max_bytes / static_cast<size_t>(o.factor)) break;
+      }
+    }
+  }
+  if (g_rank == 0) {
+    printf("# Out of bounds values : %.0f %s\n", total_wrong, total_wrong > 0 ? "FAILED" : "OK");
+    if (bw_count > 0)
+      printf("# Avg bus bandwidth    : %g \n", bw_sum / bw_count);
+    else
+      printf("# Avg bus bandwidth    : N/A \n");
+    printf("#\n");
+    fflush(stdout);
+  }
+  BENCH_CHECK(xc_comm_free(world));
+  return total_wrong > 0 ? 1 : 0;
+}
+
+}  // namespace xcb
