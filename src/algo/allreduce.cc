@@ -12,16 +12,11 @@ namespace {
 
 // left = left op right, where left holds the lower rank's data, so every rank
 // computes the same bits whatever the op's quirks (min(+0,-0), NaN payloads).
-void reduce_ordered(char *mine, const char *theirs, bool theirs_is_left, size_t count, xc_dtype_t dtype, xc_op_t op,
-                    std::vector<char> &scratch) {
-  size_t bytes = count * dtype_size(dtype);
-  if (!theirs_is_left) {
+void reduce_ordered(char *mine, const char *theirs, bool theirs_is_left, size_t count, xc_dtype_t dtype, xc_op_t op) {
+  if (theirs_is_left)
+    cpu::reduce3(mine, theirs, mine, count, dtype, op);
+  else
     cpu::reduce(mine, theirs, count, dtype, op);
-    return;
-  }
-  scratch.assign(theirs, theirs + bytes);
-  cpu::reduce(scratch.data(), mine, count, dtype, op);
-  memcpy(mine, scratch.data(), bytes);
 }
 
 }  // namespace
@@ -30,7 +25,7 @@ Status allreduce_recursive_doubling(CollContext &c, void *buf, size_t count, xc_
   int n = c.size(), r = c.rank();
   size_t bytes = count * dtype_size(dtype);
   char *mine = static_cast<char *>(buf);
-  std::vector<char> theirs(bytes), scratch;
+  std::vector<char> theirs(bytes);
   int pof2 = 1;
   while (pof2 * 2 <= n) pof2 *= 2;
   int rem = n - pof2;
@@ -44,7 +39,7 @@ Status allreduce_recursive_doubling(CollContext &c, void *buf, size_t count, xc_
       return Status::Ok();
     }
     XC_TRY(c.recv(r - 1, theirs.data(), bytes));
-    reduce_ordered(mine, theirs.data(), true, count, dtype, op, scratch);
+    reduce_ordered(mine, theirs.data(), true, count, dtype, op);
     vr = r / 2;
   } else {
     vr = r - rem;
@@ -53,7 +48,7 @@ Status allreduce_recursive_doubling(CollContext &c, void *buf, size_t count, xc_
   for (int mask = 1; mask < pof2; mask <<= 1) {
     int partner = real_rank(vr ^ mask);
     XC_TRY(c.sendrecv(partner, mine, bytes, partner, theirs.data(), bytes));
-    reduce_ordered(mine, theirs.data(), partner < r, count, dtype, op, scratch);
+    reduce_ordered(mine, theirs.data(), partner < r, count, dtype, op);
   }
   if (r < 2 * rem) XC_TRY(c.send(r - 1, mine, bytes));
   return Status::Ok();

@@ -1,141 +1,163 @@
+// The host reduction entry points and the choice of kernel set.
 #include "cpu/reduce.h"
 
-#include <cstdint>
-#include <type_traits>
+#include <cstring>
+#include <string>
 
-#include "cpu/half.h"
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+
+#include "core/env.h"
+#include "core/log.h"
+#include "cpu/reduce_kernels.h"
 
 namespace xc::cpu {
 
 namespace {
 
-// Integer arithmetic wraps (computed unsigned), as two's-complement hardware does.
-template <typename T>
-T wrap_add(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <typename T>
-T wrap_mul(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;  // avoid int promotion UB
-  return static_cast<T>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b)));
-}
+// The table is indexed by the enum values, which the ABI fixes.
+#define XC_REDUCE_CHECK_DTYPE(d, T, k) \
+  static_assert(static_cast<int>(d) >= 0 && static_cast<int>(d) < reduce_table::kNumDtypes, #d " indexes the table");
+XC_REDUCE_DTYPES(XC_REDUCE_CHECK_DTYPE)
+#undef XC_REDUCE_CHECK_DTYPE
+#define XC_REDUCE_CHECK_OP(o) \
+  static_assert(static_cast<int>(o) >= 0 && static_cast<int>(o) < reduce_table::kNumOps, #o " indexes the table");
+XC_REDUCE_OPS(XC_REDUCE_CHECK_OP)
+#undef XC_REDUCE_CHECK_OP
 
-template <typename T, typename F>
-void apply(void *inout, const void *in, size_t n, F f) {
-  T *a = static_cast<T *>(inout);
-  const T *b = static_cast<const T *>(in);
-  for (size_t i = 0; i < n; ++i) a[i] = f(a[i], b[i]);
-}
-
-template <typename T>
-void reduce_int(void *a, const void *b, size_t n, xc_op_t op) {
-  switch (op) {
-    case XC_SUM: case XC_AVG: apply<T>(a, b, n, [](T x, T y) { return wrap_add(x, y); }); break;
-    case XC_PROD: apply<T>(a, b, n, [](T x, T y) { return wrap_mul(x, y); }); break;
-    case XC_MIN: apply<T>(a, b, n, [](T x, T y) { return y < x ? y : x; }); break;
-    case XC_MAX: apply<T>(a, b, n, [](T x, T y) { return y > x ? y : x; }); break;
-    case XC_BAND: apply<T>(a, b, n, [](T x, T y) { return static_cast<T>(x & y); }); break;
-    case XC_BOR: apply<T>(a, b, n, [](T x, T y) { return static_cast<T>(x | y); }); break;
-    case XC_BXOR: apply<T>(a, b, n, [](T x, T y) { return static_cast<T>(x ^ y); }); break;
-    default: break;
+bool cpu_has(Isa isa) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  // __builtin_cpu_supports also checks that the OS saves the wide registers;
+  // F16C is asked of cpuid itself (not every compiler knows the name "f16c").
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+  bool avx2 = f16c && __builtin_cpu_supports("avx2");
+  switch (isa) {
+    case Isa::kScalar: return true;
+    case Isa::kAvx2: return avx2;
+    case Isa::kAvx512:
+      return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   }
+  return false;
+#else
+  return isa == Isa::kScalar;
+#endif
 }
 
-template <typename T>
-void reduce_float(void *a, const void *b, size_t n, xc_op_t op) {
-  switch (op) {
-    case XC_SUM: case XC_AVG: apply<T>(a, b, n, [](T x, T y) { return x + y; }); break;
-    case XC_PROD: apply<T>(a, b, n, [](T x, T y) { return x * y; }); break;
-    // NaN propagates: a comparison with NaN keeps x only when x is the NaN.
-    case XC_MIN: apply<T>(a, b, n, [](T x, T y) { return (y < x || y != y) ? y : x; }); break;
-    case XC_MAX: apply<T>(a, b, n, [](T x, T y) { return (y > x || y != y) ? y : x; }); break;
-    default: break;
+// Every level's set, built once on first use; ok[i]: level i can run here.
+struct Sets {
+  Kernels sets[kNumIsas];
+  bool ok[kNumIsas] = {};
+  Sets() {
+    detail::fill_scalar(sets[0]);
+    ok[0] = true;
+    // A vector level starts from the scalar set and replaces what it vectorises.
+    detail::fill_scalar(sets[1]);
+    ok[1] = cpu_has(Isa::kAvx2) && detail::fill_avx2(sets[1]);
+    detail::fill_scalar(sets[2]);
+    ok[2] = cpu_has(Isa::kAvx512) && detail::fill_avx512(sets[2]);
   }
+};
+
+const Sets &all_sets() {
+  static const Sets sets;
+  return sets;
 }
 
-template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
-void reduce_half(void *inout, const void *in, size_t n, xc_op_t op) {
-  uint16_t *a = static_cast<uint16_t *>(inout);
-  const uint16_t *b = static_cast<const uint16_t *>(in);
-  constexpr size_t kBlock = 256;
-  float fa[kBlock], fb[kBlock];
-  for (size_t off = 0; off < n; off += kBlock) {
-    size_t m = n - off < kBlock ? n - off : kBlock;
-    for (size_t i = 0; i < m; ++i) {
-      fa[i] = ToFloat(a[off + i]);
-      fb[i] = ToFloat(b[off + i]);
-    }
-    reduce_float<float>(fa, fb, m, op);
-    for (size_t i = 0; i < m; ++i) a[off + i] = FromFloat(fa[i]);
-  }
+Isa best_supported() {
+  for (int i = kNumIsas - 1; i > 0; --i)
+    if (all_sets().ok[i]) return static_cast<Isa>(i);
+  return Isa::kScalar;
 }
 
-template <typename T>
-void scale_int(void *buf, size_t n, int ranks) {
-  T *a = static_cast<T *>(buf);
-  for (size_t i = 0; i < n; ++i) a[i] = static_cast<T>(a[i] / static_cast<T>(ranks));
-}
-template <typename T>
-void scale_float(void *buf, size_t n, int ranks) {
-  T *a = static_cast<T *>(buf);
-  for (size_t i = 0; i < n; ++i) a[i] = a[i] / static_cast<T>(ranks);
-}
-template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
-void scale_half(void *buf, size_t n, int ranks) {
-  uint16_t *a = static_cast<uint16_t *>(buf);
-  for (size_t i = 0; i < n; ++i) a[i] = FromFloat(ToFloat(a[i]) / static_cast<float>(ranks));
-}
+bool valid(xc_dtype_t dtype) { return static_cast<int>(dtype) >= 0 && static_cast<int>(dtype) < reduce_table::kNumDtypes; }
 
 }  // namespace
 
-void reduce(void *inout, const void *in, size_t count, xc_dtype_t dtype, xc_op_t op) {
-  switch (dtype) {
-    case XC_INT8: reduce_int<int8_t>(inout, in, count, op); break;
-    case XC_UINT8: reduce_int<uint8_t>(inout, in, count, op); break;
-    case XC_INT32: reduce_int<int32_t>(inout, in, count, op); break;
-    case XC_UINT32: reduce_int<uint32_t>(inout, in, count, op); break;
-    case XC_INT64: reduce_int<int64_t>(inout, in, count, op); break;
-    case XC_UINT64: reduce_int<uint64_t>(inout, in, count, op); break;
-    case XC_FLOAT16: reduce_half<half_to_float, float_to_half>(inout, in, count, op); break;
-    case XC_BFLOAT16: reduce_half<bf16_to_float, float_to_bf16>(inout, in, count, op); break;
-    case XC_FLOAT32: reduce_float<float>(inout, in, count, op); break;
-    case XC_FLOAT64: reduce_float<double>(inout, in, count, op); break;
-    default: break;
+const char *isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "avx2";
+    case Isa::kAvx512: return "avx512";
   }
+  return "invalid";
 }
 
-void scale_avg(void *buf, size_t count, xc_dtype_t dtype, int n) {
-  switch (dtype) {
-    case XC_INT8: scale_int<int8_t>(buf, count, n); break;
-    case XC_UINT8: scale_int<uint8_t>(buf, count, n); break;
-    case XC_INT32: scale_int<int32_t>(buf, count, n); break;
-    case XC_UINT32: scale_int<uint32_t>(buf, count, n); break;
-    case XC_INT64: scale_int<int64_t>(buf, count, n); break;
-    case XC_UINT64: scale_int<uint64_t>(buf, count, n); break;
-    case XC_FLOAT16: scale_half<half_to_float, float_to_half>(buf, count, n); break;
-    case XC_BFLOAT16: scale_half<bf16_to_float, float_to_bf16>(buf, count, n); break;
-    case XC_FLOAT32: scale_float<float>(buf, count, n); break;
-    case XC_FLOAT64: scale_float<double>(buf, count, n); break;
-    default: break;
-  }
+bool isa_supported(Isa isa) {
+  int i = static_cast<int>(isa);
+  return i >= 0 && i < kNumIsas && all_sets().ok[i];
 }
+
+const Kernels *kernels_for(Isa isa) { return isa_supported(isa) ? &all_sets().sets[static_cast<int>(isa)] : nullptr; }
+
+Isa isa_resolve(const char *request) {
+  Isa best = best_supported();
+  if (request == nullptr || request[0] == '\0') return best;
+  for (int i = 0; i < kNumIsas; ++i) {
+    Isa isa = static_cast<Isa>(i);
+    if (strcmp(request, isa_name(isa)) != 0) continue;
+    if (isa_supported(isa)) return isa;
+    XC_WARN("XC_CPU_ISA=%s: this CPU or build lacks it; using %s", request, isa_name(best));
+    return best;
+  }
+  XC_WARN("XC_CPU_ISA=%s is not one of scalar, avx2, avx512; using %s", request, isa_name(best));
+  return best;
+}
+
+Isa isa_active() {
+  static const Isa active = [] {
+    std::string request = env_get("XC_CPU_ISA");
+    Isa isa = isa_resolve(request.c_str());
+    XC_INFO("host reduction kernels: %s (%s%s)", isa_name(isa), request.empty() ? "the best this CPU has" : "XC_CPU_ISA=",
+            request.c_str());
+    return isa;
+  }();
+  return active;
+}
+
+const Kernels &active_kernels() {
+  static const Kernels *const active = kernels_for(isa_active());
+  return *active;
+}
+
+void Kernels::reduce3(void *out, const void *a, const void *b, size_t count, xc_dtype_t dtype, xc_op_t op) const {
+  if (!valid(dtype) || static_cast<int>(op) < 0 || static_cast<int>(op) >= reduce_table::kNumOps || count == 0) return;
+  ReduceFn fn = reduce[dtype][op];
+  if (fn) fn(out, a, b, count);
+}
+
+void Kernels::scale_avg(void *buf, size_t count, xc_dtype_t dtype, int n) const {
+  if (valid(dtype) && count > 0) scale[dtype](buf, count, n);
+}
+
+void Kernels::widen_to_float(const void *in, float *out, size_t count, xc_dtype_t dtype) const {
+  // Anything but float16 is read as bfloat16, as before the kernel table.
+  if (count > 0) widen[dtype == XC_FLOAT16 ? XC_FLOAT16 : XC_BFLOAT16](in, out, count);
+}
+
+void Kernels::narrow_from_float(const float *in, void *out, size_t count, xc_dtype_t dtype) const {
+  if (count > 0) narrow[dtype == XC_FLOAT16 ? XC_FLOAT16 : XC_BFLOAT16](in, out, count);
+}
+
+void reduce(void *inout, const void *in, size_t count, xc_dtype_t dtype, xc_op_t op) {
+  active_kernels().reduce3(inout, inout, in, count, dtype, op);
+}
+
+void reduce3(void *out, const void *a, const void *b, size_t count, xc_dtype_t dtype, xc_op_t op) {
+  active_kernels().reduce3(out, a, b, count, dtype, op);
+}
+
+void scale_avg(void *buf, size_t count, xc_dtype_t dtype, int n) { active_kernels().scale_avg(buf, count, dtype, n); }
 
 void widen_to_float(const void *in, float *out, size_t count, xc_dtype_t dtype) {
-  const uint16_t *h = static_cast<const uint16_t *>(in);
-  if (dtype == XC_FLOAT16)
-    for (size_t i = 0; i < count; ++i) out[i] = half_to_float(h[i]);
-  else
-    for (size_t i = 0; i < count; ++i) out[i] = bf16_to_float(h[i]);
+  active_kernels().widen_to_float(in, out, count, dtype);
 }
 
 void narrow_from_float(const float *in, void *out, size_t count, xc_dtype_t dtype) {
-  uint16_t *h = static_cast<uint16_t *>(out);
-  if (dtype == XC_FLOAT16)
-    for (size_t i = 0; i < count; ++i) h[i] = float_to_half(in[i]);
-  else
-    for (size_t i = 0; i < count; ++i) h[i] = float_to_bf16(in[i]);
+  active_kernels().narrow_from_float(in, out, count, dtype);
 }
 
 }  // namespace xc::cpu
