@@ -1,4 +1,3 @@
-#include <cstring>
 #include <vector>
 
 #include "algo/algorithms.h"
