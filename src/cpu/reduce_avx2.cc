@@ -25,9 +25,14 @@
 #pragma GCC target("avx2,f16c")
 #endif
 
+#include "cpu/reduce_loops.h"
+
 namespace xc::cpu::detail {
 
 namespace {
+
+using reduce_loops::binary_loop;
+using reduce_loops::unary_loop;
 
 using reduce_table::Dtype;
 using reduce_table::Kind;
@@ -275,58 +280,12 @@ struct Chunk<D, O, Kind::kBf16> {
   }
 };
 
-// out = a op b over n elements, four registers at a time; the last partial
-// register goes through zero-filled copies (only its own elements are written back).
-template <class C, size_t kSize>
-void binary_loop(void *out, const void *a, const void *b, size_t n) {
-  constexpr size_t kStep = C::kElems * kSize;
-  char *o = static_cast<char *>(out);
-  const char *x = static_cast<const char *>(a);
-  const char *y = static_cast<const char *>(b);
-  size_t bytes = n * kSize, i = 0;
-  for (; i + 4 * kStep <= bytes; i += 4 * kStep) {
-    C::run(o + i, x + i, y + i);
-    C::run(o + i + kStep, x + i + kStep, y + i + kStep);
-    C::run(o + i + 2 * kStep, x + i + 2 * kStep, y + i + 2 * kStep);
-    C::run(o + i + 3 * kStep, x + i + 3 * kStep, y + i + 3 * kStep);
-  }
-  for (; i + kStep <= bytes; i += kStep) C::run(o + i, x + i, y + i);
-  if (i < bytes) {
-    alignas(kVec) char tx[kStep] = {}, ty[kStep] = {}, to[kStep];
-    memcpy(tx, x + i, bytes - i);
-    memcpy(ty, y + i, bytes - i);
-    C::run(to, tx, ty);
-    memcpy(o + i, to, bytes - i);
-  }
-}
-
 template <xc_dtype_t D, xc_op_t O>
 void reduce_kernel(void *out, const void *a, const void *b, size_t n) {
   binary_loop<Chunk<D, O>, sizeof(typename Dtype<D>::type)>(out, a, b, n);
 }
 
 // ---- element-wise conversions and the average's division --------------------
-
-// out = f(in) over n elements: C::run(o, i) maps kElems elements of kIn bytes
-// to kElems of kOut bytes; the tail as in binary_loop.
-template <class C>
-void unary_loop(const C &c, const void *in, void *out, size_t n) {
-  constexpr size_t kInStep = C::kElems * C::kIn, kOutStep = C::kElems * C::kOut;
-  const char *s = static_cast<const char *>(in);
-  char *d = static_cast<char *>(out);
-  size_t i = 0;
-  for (; i + 2 * C::kElems <= n; i += 2 * C::kElems) {
-    c.run(d + i * C::kOut, s + i * C::kIn);
-    c.run(d + i * C::kOut + kOutStep, s + i * C::kIn + kInStep);
-  }
-  for (; i + C::kElems <= n; i += C::kElems) c.run(d + i * C::kOut, s + i * C::kIn);
-  if (i < n) {
-    alignas(kVec) char ts[kInStep] = {}, td[kOutStep];
-    memcpy(ts, s + i * C::kIn, (n - i) * C::kIn);
-    c.run(td, ts);
-    memcpy(d + i * C::kOut, td, (n - i) * C::kOut);
-  }
-}
 
 struct WidenF16 {
   static constexpr size_t kElems = 8, kIn = 2, kOut = 4;
