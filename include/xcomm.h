@@ -255,6 +255,101 @@ xc_result_t xc_allreduce(const void *sendbuf, void *recvbuf, size_t count, xc_dt
 xc_result_t xc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype,
                          xc_comm_t comm);
 
+/* The rest of the MPI collective set. Counts and displacements are in
+   elements of dtype; arrays of counts have one entry per rank and need only
+   be valid during the call (also for the non-blocking forms). Arguments that
+   matter only at the root (recv side of gather, send side of scatter) may be
+   NULL elsewhere. Reductions give the bit-identical result wherever the same
+   element is delivered to several ranks; float16/bfloat16 accumulate in
+   float32; XC_AVG divides the sum by the number of ranks.
+   XC_IN_PLACE, where allowed, is passed as sendbuf:
+     reduce:          at the root (input read from recvbuf)
+     allgatherv:      this rank's block is already at recvbuf + displs[rank]
+     gather(v):       at the root (its block is already in place)
+     scatter(v):      as recvbuf at the root (its block stays in sendbuf)
+     reduce_scatter:  input of size * recvcount elements read from recvbuf
+     reduce_scatterv: input of sum(recvcounts) elements read from recvbuf
+     alltoall(v):     input read from recvbuf (alltoallv: recvcounts/rdispls)
+     scan, exscan:    input read from recvbuf
+   exscan leaves recvbuf of rank 0 untouched. */
+xc_result_t xc_reduce(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, int root,
+                      xc_comm_t comm);
+xc_result_t xc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,
+                          const size_t *displs, xc_dtype_t dtype, xc_comm_t comm);
+/* recvbuf (root) holds size * sendcount elements, rank i's block at i * sendcount. */
+xc_result_t xc_gather(const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype, int root,
+                      xc_comm_t comm);
+xc_result_t xc_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,
+                       const size_t *displs, xc_dtype_t dtype, int root, xc_comm_t comm);
+/* sendbuf (root) holds size * recvcount elements, rank i's block at i * recvcount. */
+xc_result_t xc_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, int root,
+                       xc_comm_t comm);
+xc_result_t xc_scatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs, void *recvbuf,
+                        size_t recvcount, xc_dtype_t dtype, int root, xc_comm_t comm);
+/* Input of size * recvcount elements; rank i gets the reduction of block i. */
+xc_result_t xc_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, xc_op_t op,
+                              xc_comm_t comm);
+/* Input of sum(recvcounts) elements; rank i gets recvcounts[i] elements
+   starting at element recvcounts[0] + ... + recvcounts[i-1]. */
+xc_result_t xc_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts, xc_dtype_t dtype,
+                               xc_op_t op, xc_comm_t comm);
+/* count elements to and from every rank; block i of sendbuf goes to rank i. */
+xc_result_t xc_alltoall(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_comm_t comm);
+xc_result_t xc_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
+                         const size_t *recvcounts, const size_t *rdispls, xc_dtype_t dtype, xc_comm_t comm);
+/* Inclusive (scan) and exclusive (exscan) prefix reductions in rank order. */
+xc_result_t xc_scan(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                    xc_comm_t comm);
+xc_result_t xc_exscan(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                      xc_comm_t comm);
+
+/* ---- non-blocking collectives ---------------------------------------------
+   Each collective has a twin that starts it and returns a request at once
+   (finish it with xc_wait/xc_test/xc_waitall). Buffers stay the caller's to
+   keep untouched until then. Collectives on one communicator are matched in
+   the order each rank starts them, blocking and non-blocking alike. */
+xc_result_t xc_ibarrier(xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_ibroadcast(void *buf, size_t count, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_ireduce(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, int root,
+                       xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                          xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype, xc_comm_t comm,
+                          xc_request_t *req);
+xc_result_t xc_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,
+                           const size_t *displs, xc_dtype_t dtype, xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_igather(const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype, int root,
+                       xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,
+                        const size_t *displs, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_iscatter(const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, int root,
+                        xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_iscatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs, void *recvbuf,
+                         size_t recvcount, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, xc_op_t op,
+                               xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_ireduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts, xc_dtype_t dtype,
+                                xc_op_t op, xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_ialltoall(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_comm_t comm,
+                         xc_request_t *req);
+xc_result_t xc_ialltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
+                          const size_t *recvcounts, const size_t *rdispls, xc_dtype_t dtype, xc_comm_t comm,
+                          xc_request_t *req);
+xc_result_t xc_iscan(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                     xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_iexscan(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                       xc_comm_t comm, xc_request_t *req);
+
+/* ---- groups ---------------------------------------------------------------
+   Between xc_group_start and xc_group_end (per thread, nestable) point-to-
+   point calls and collectives only start; xc_group_end waits for all of
+   them, so a batch of sends and receives completes whatever order the ranks
+   list them in. xc_recv/xc_sendrecv statuses are filled at xc_group_end.
+   Waiting on a request inside a group is XC_ERR_INVALID_USAGE. xc_group_end
+   returns the first error of the batch (its message names the op). */
+xc_result_t xc_group_start(void);
+xc_result_t xc_group_end(void);
+
 #ifdef __cplusplus
 }
 #endif

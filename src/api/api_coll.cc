@@ -1,11 +1,15 @@
-// Collective entry points: validate, stage the user's buffers, run the algorithm.
+// Collective entry points: validate the arguments, describe the op
+// (CollDesc) and hand it to coll_submit, which runs it now or starts it.
 #include <cstdint>
 #include <cstring>
 
-#include "algo/algorithms.h"
 #include "api/api_support.h"
+#include "api/coll_submit.h"
+#include "core/coll_desc.h"
 #include "core/dtype.h"
 
+using xc::CollDesc;
+using xc::CollKind;
 using xc::Error;
 using xc::Status;
 using xc::api::finish;
@@ -25,84 +29,442 @@ Status check_buffer(const void *buf, size_t bytes, const char *what) {
 // Distinct buffers must not overlap (MPI forbids it; the result would be garbage).
 Status check_disjoint(const void *a, size_t abytes, const void *b, size_t bbytes) {
   auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
-  if (a == b || abytes == 0 || bbytes == 0) return Status::Ok();
+  if (abytes == 0 || bbytes == 0) return Status::Ok();
   if (x < y + bbytes && y < x + abytes)
     return Error(XC_ERR_INVALID_ARGUMENT, "sendbuf and recvbuf overlap; use XC_IN_PLACE instead");
   return Status::Ok();
 }
 
-// The op's sequence number for messages ("op #12 on comm 'world'"). A failed
-// collective leaves ranks out of step, so the communicator is marked broken
-// (xc_comm_free then skips its closing barrier).
-Status with_op(Status st, const char *fn, xc_comm_t comm, uint64_t seq) {
-  if (st.ok()) return st;
-  comm->broken.store(true);
-  return Status(st.code(), std::string(fn) + " (op #" + std::to_string(seq) + " on comm '" + comm->name +
-                               "', rank " + std::to_string(comm->rank) + "): " + st.message());
+// n * count elements of dtype, in bytes, without overflow.
+Status checked_total(size_t count, size_t n, xc_dtype_t dtype, size_t *bytes) {
+  size_t one = 0;
+  XC_TRY(xc::checked_bytes(count, dtype, &one));
+  if (n && one > SIZE_MAX / n) return Error(XC_ERR_INVALID_ARGUMENT, "count %zu times %zu ranks overflows", count, n);
+  *bytes = one * n;
+  return Status::Ok();
+}
+
+// A per-rank count array (and optional displacements): present, and every
+// block inside a buffer whose extent (in elements) is returned.
+Status read_counts(const size_t *counts, const size_t *displs, int n, const char *cname, const char *dname,
+                   xc_dtype_t dtype, std::vector<size_t> *cout, std::vector<size_t> *dout, size_t *extent) {
+  if (!counts) return Error(XC_ERR_INVALID_ARGUMENT, "%s is NULL", cname);
+  cout->assign(counts, counts + n);
+  size_t end = 0, running = 0;
+  for (int i = 0; i < n; ++i) {
+    size_t bytes = 0;
+    XC_TRY(xc::checked_bytes(counts[i], dtype, &bytes).with_context(std::string(cname) + "[" + std::to_string(i) + "]"));
+    size_t start = running;
+    if (dname) {
+      if (!displs) return Error(XC_ERR_INVALID_ARGUMENT, "%s is NULL", dname);
+      start = displs[i];
+    }
+    if (start > SIZE_MAX - counts[i]) return Error(XC_ERR_INVALID_ARGUMENT, "%s[%d] + %s[%d] overflows", dname ? dname : "offset", i, cname, i);
+    if (start + counts[i] > end) end = start + counts[i];
+    running = start + counts[i];
+  }
+  size_t bytes = 0;
+  XC_TRY(xc::checked_bytes(end, dtype, &bytes));
+  if (dname) dout->assign(displs, displs + n);
+  *extent = end;
+  return Status::Ok();
+}
+
+size_t esize(xc_dtype_t dtype) { return xc::dtype_size(dtype); }
+
+// Start of every op: a usable comm and a known dtype (and op for reductions).
+Status check_common(xc_comm_t comm, xc_dtype_t dtype, const xc_op_t *op) {
+  XC_TRY(xc::check_usable(comm));
+  if (op) return xc::check_op(*op, dtype);
+  return xc::check_dtype(dtype);
+}
+
+// Input and output of count elements each: in place or disjoint.
+Status check_in_out(const CollDesc &d, size_t in_bytes, size_t out_bytes, bool need_out) {
+  if (need_out) XC_TRY(check_buffer(d.recvbuf, out_bytes, "recvbuf"));
+  if (d.in_place) return check_buffer(d.recvbuf, in_bytes, "recvbuf");
+  XC_TRY(check_buffer(d.sendbuf, in_bytes, "sendbuf"));
+  return need_out ? check_disjoint(d.sendbuf, in_bytes, d.recvbuf, out_bytes) : Status::Ok();
+}
+
+CollDesc describe(CollKind kind, const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype) {
+  CollDesc d;
+  d.kind = kind;
+  d.in_place = sendbuf == XC_IN_PLACE;
+  d.sendbuf = d.in_place ? nullptr : sendbuf;
+  d.recvbuf = recvbuf;
+  d.count = count;
+  d.dtype = dtype;
+  return d;
+}
+
+// Validation result + description → run now (req NULL) or start.
+xc_result_t submit(const char *fn, Status st, xc_comm_t comm, CollDesc &&d, xc_request_t *req, bool nonblocking) {
+  if (st.ok() && nonblocking && !req) st = Error(XC_ERR_INVALID_ARGUMENT, "req is NULL");
+  if (!st.ok()) return finish(fn, st);
+  return xc::api::coll_submit(fn, comm, std::move(d), nonblocking ? req : nullptr);
+}
+
+// ---- one validator per op; each fills d and returns the verdict ------------------
+
+Status v_barrier(xc_comm_t comm) { return xc::check_usable(comm); }
+
+Status v_broadcast(xc_comm_t comm, CollDesc &d) {
+  size_t bytes = 0;
+  XC_TRY(check_common(comm, d.dtype, nullptr));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(check_root(d.root, comm));
+  return check_buffer(d.recvbuf, bytes, "buf");
+}
+
+// reduce, allreduce, scan, exscan: count in, count out.
+Status v_reduction(xc_comm_t comm, CollDesc &d, bool out_everywhere) {
+  size_t bytes = 0;
+  XC_TRY(check_common(comm, d.dtype, &d.op));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  bool root_side = !out_everywhere && comm->rank == d.root;
+  if (!out_everywhere) XC_TRY(check_root(d.root, comm));
+  if (d.in_place && !out_everywhere && !root_side)
+    return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a reduce only");
+  return check_in_out(d, bytes, bytes, out_everywhere || root_side);
+}
+
+Status v_allgather(xc_comm_t comm, CollDesc &d) {
+  size_t bytes = 0, total = 0;
+  XC_TRY(check_common(comm, d.dtype, nullptr));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
+  XC_TRY(check_buffer(d.recvbuf, total, "recvbuf"));
+  if (d.in_place) return Status::Ok();
+  XC_TRY(check_buffer(d.sendbuf, bytes, "sendbuf"));
+  return check_disjoint(d.sendbuf, bytes, d.recvbuf, total);
+}
+
+Status v_allgatherv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts, const size_t *displs) {
+  size_t extent = 0, bytes = 0;
+  XC_TRY(check_common(comm, d.dtype, nullptr));
+  XC_TRY(read_counts(recvcounts, displs, comm->size, "recvcounts", "displs", d.dtype, &d.recvcounts, &d.rdispls, &extent));
+  size_t mine = d.recvcounts[static_cast<size_t>(comm->rank)];
+  if (d.in_place) d.count = mine;
+  if (d.count != mine)
+    return Error(XC_ERR_INVALID_ARGUMENT, "sendcount %zu differs from recvcounts[%d] = %zu", d.count, comm->rank, mine);
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(check_buffer(d.recvbuf, extent * esize(d.dtype), "recvbuf"));
+  if (d.in_place) return Status::Ok();
+  XC_TRY(check_buffer(d.sendbuf, bytes, "sendbuf"));
+  return check_disjoint(d.sendbuf, bytes, d.recvbuf, extent * esize(d.dtype));
+}
+
+Status v_gather(xc_comm_t comm, CollDesc &d) {
+  size_t bytes = 0, total = 0;
+  XC_TRY(check_common(comm, d.dtype, nullptr));
+  XC_TRY(check_root(d.root, comm));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
+  bool root = comm->rank == d.root;
+  if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a gather only");
+  if (root) XC_TRY(check_buffer(d.recvbuf, total, "recvbuf"));
+  if (d.in_place) return Status::Ok();
+  XC_TRY(check_buffer(d.sendbuf, bytes, "sendbuf"));
+  return root ? check_disjoint(d.sendbuf, bytes, d.recvbuf, total) : Status::Ok();
+}
+
+Status v_gatherv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts, const size_t *displs) {
+  size_t bytes = 0, extent = 0;
+  XC_TRY(check_common(comm, d.dtype, nullptr));
+  XC_TRY(check_root(d.root, comm));
+  bool root = comm->rank == d.root;
+  if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a gatherv only");
+  if (root) {
+    XC_TRY(read_counts(recvcounts, displs, comm->size, "recvcounts", "displs", d.dtype, &d.recvcounts, &d.rdispls, &extent));
+    size_t mine = d.recvcounts[static_cast<size_t>(comm->rank)];
+    if (d.in_place) d.count = mine;
+    if (d.count != mine)
+      return Error(XC_ERR_INVALID_ARGUMENT, "sendcount %zu differs from recvcounts[%d] = %zu", d.count, comm->rank, mine);
+    XC_TRY(check_buffer(d.recvbuf, extent * esize(d.dtype), "recvbuf"));
+  }
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  if (d.in_place) return Status::Ok();
+  XC_TRY(check_buffer(d.sendbuf, bytes, "sendbuf"));
+  return root ? check_disjoint(d.sendbuf, bytes, d.recvbuf, extent * esize(d.dtype)) : Status::Ok();
+}
+
+// Scatter's in-place marker is recvbuf == XC_IN_PLACE at the root.
+Status v_scatter(xc_comm_t comm, CollDesc &d) {
+  size_t bytes = 0, total = 0;
+  XC_TRY(check_common(comm, d.dtype, nullptr));
+  XC_TRY(check_root(d.root, comm));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
+  bool root = comm->rank == d.root;
+  if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a scatter only");
+  if (root) XC_TRY(check_buffer(d.sendbuf, total, "sendbuf"));
+  if (d.in_place) return Status::Ok();
+  XC_TRY(check_buffer(d.recvbuf, bytes, "recvbuf"));
+  return root ? check_disjoint(d.sendbuf, total, d.recvbuf, bytes) : Status::Ok();
+}
+
+Status v_scatterv(xc_comm_t comm, CollDesc &d, const size_t *sendcounts, const size_t *displs) {
+  size_t bytes = 0, extent = 0;
+  XC_TRY(check_common(comm, d.dtype, nullptr));
+  XC_TRY(check_root(d.root, comm));
+  bool root = comm->rank == d.root;
+  if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a scatterv only");
+  if (root) {
+    XC_TRY(read_counts(sendcounts, displs, comm->size, "sendcounts", "displs", d.dtype, &d.sendcounts, &d.sdispls, &extent));
+    size_t mine = d.sendcounts[static_cast<size_t>(comm->rank)];
+    if (d.in_place) d.count = mine;
+    if (d.count != mine)
+      return Error(XC_ERR_INVALID_ARGUMENT, "recvcount %zu differs from sendcounts[%d] = %zu", d.count, comm->rank, mine);
+    XC_TRY(check_buffer(d.sendbuf, extent * esize(d.dtype), "sendbuf"));
+  }
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  if (d.in_place) return Status::Ok();
+  XC_TRY(check_buffer(d.recvbuf, bytes, "recvbuf"));
+  return root ? check_disjoint(d.sendbuf, extent * esize(d.dtype), d.recvbuf, bytes) : Status::Ok();
+}
+
+Status v_reduce_scatter(xc_comm_t comm, CollDesc &d) {
+  size_t bytes = 0, total = 0;
+  XC_TRY(check_common(comm, d.dtype, &d.op));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
+  if (d.in_place) return check_buffer(d.recvbuf, total, "recvbuf");
+  return check_in_out(d, total, bytes, true);
+}
+
+Status v_reduce_scatterv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts) {
+  size_t extent = 0, bytes = 0;
+  XC_TRY(check_common(comm, d.dtype, &d.op));
+  XC_TRY(read_counts(recvcounts, nullptr, comm->size, "recvcounts", nullptr, d.dtype, &d.recvcounts, nullptr, &extent));
+  d.count = d.recvcounts[static_cast<size_t>(comm->rank)];
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  size_t total = extent * esize(d.dtype);
+  if (d.in_place) return check_buffer(d.recvbuf, total, "recvbuf");
+  return check_in_out(d, total, bytes, true);
+}
+
+Status v_alltoall(xc_comm_t comm, CollDesc &d) {
+  size_t total = 0;
+  XC_TRY(check_common(comm, d.dtype, nullptr));
+  XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
+  return check_in_out(d, total, total, true);
+}
+
+Status v_alltoallv(xc_comm_t comm, CollDesc &d, const size_t *sendcounts, const size_t *sdispls,
+                   const size_t *recvcounts, const size_t *rdispls) {
+  size_t send_extent = 0, recv_extent = 0;
+  XC_TRY(check_common(comm, d.dtype, nullptr));
+  XC_TRY(read_counts(recvcounts, rdispls, comm->size, "recvcounts", "rdispls", d.dtype, &d.recvcounts, &d.rdispls, &recv_extent));
+  if (d.in_place) {
+    d.sendcounts = d.recvcounts;
+    d.sdispls = d.rdispls;
+    return check_buffer(d.recvbuf, recv_extent * esize(d.dtype), "recvbuf");
+  }
+  XC_TRY(read_counts(sendcounts, sdispls, comm->size, "sendcounts", "sdispls", d.dtype, &d.sendcounts, &d.sdispls, &send_extent));
+  XC_TRY(check_buffer(d.recvbuf, recv_extent * esize(d.dtype), "recvbuf"));
+  XC_TRY(check_buffer(d.sendbuf, send_extent * esize(d.dtype), "sendbuf"));
+  return check_disjoint(d.sendbuf, send_extent * esize(d.dtype), d.recvbuf, recv_extent * esize(d.dtype));
+}
+
+// ---- the entry points, blocking and non-blocking, from one body each --------------
+
+xc_result_t do_barrier(const char *fn, xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d;
+  return submit(fn, v_barrier(comm), comm, std::move(d), req, nb);
+}
+
+xc_result_t do_broadcast(const char *fn, void *buf, size_t count, xc_dtype_t dtype, int root, xc_comm_t comm,
+                         xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kBroadcast, nullptr, buf, count, dtype);
+  d.root = root;
+  Status st = v_broadcast(comm, d);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+xc_result_t do_reduction(const char *fn, CollKind kind, const void *sendbuf, void *recvbuf, size_t count,
+                         xc_dtype_t dtype, xc_op_t op, int root, xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d = describe(kind, sendbuf, recvbuf, count, dtype);
+  d.op = op;
+  d.root = root;
+  Status st = v_reduction(comm, d, kind != CollKind::kReduce);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+xc_result_t do_allgather(const char *fn, const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype,
+                         xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kAllgather, sendbuf, recvbuf, sendcount, dtype);
+  Status st = v_allgather(comm, d);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+xc_result_t do_allgatherv(const char *fn, const void *sendbuf, size_t sendcount, void *recvbuf,
+                          const size_t *recvcounts, const size_t *displs, xc_dtype_t dtype, xc_comm_t comm,
+                          xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kAllgatherv, sendbuf, recvbuf, sendcount, dtype);
+  Status st = v_allgatherv(comm, d, recvcounts, displs);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+xc_result_t do_gather(const char *fn, const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype,
+                      int root, xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kGather, sendbuf, recvbuf, sendcount, dtype);
+  d.root = root;
+  Status st = v_gather(comm, d);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+xc_result_t do_gatherv(const char *fn, const void *sendbuf, size_t sendcount, void *recvbuf,
+                       const size_t *recvcounts, const size_t *displs, xc_dtype_t dtype, int root, xc_comm_t comm,
+                       xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kGatherv, sendbuf, recvbuf, sendcount, dtype);
+  d.root = root;
+  Status st = v_gatherv(comm, d, recvcounts, displs);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+// Scatter: the in-place marker arrives as recvbuf; the input is sendbuf.
+CollDesc describe_scatter(CollKind kind, const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype,
+                          int root) {
+  CollDesc d = describe(kind, sendbuf, recvbuf, recvcount, dtype);
+  d.in_place = recvbuf == XC_IN_PLACE;
+  d.sendbuf = sendbuf == XC_IN_PLACE ? nullptr : sendbuf;
+  d.recvbuf = d.in_place ? nullptr : recvbuf;
+  d.root = root;
+  return d;
+}
+
+xc_result_t do_scatter(const char *fn, const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype,
+                       int root, xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d = describe_scatter(CollKind::kScatter, sendbuf, recvbuf, recvcount, dtype, root);
+  Status st = sendbuf == XC_IN_PLACE ? Error(XC_ERR_INVALID_ARGUMENT, "scatter takes XC_IN_PLACE as recvbuf (at the root)")
+                                     : v_scatter(comm, d);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+xc_result_t do_scatterv(const char *fn, const void *sendbuf, const size_t *sendcounts, const size_t *displs,
+                        void *recvbuf, size_t recvcount, xc_dtype_t dtype, int root, xc_comm_t comm,
+                        xc_request_t *req, bool nb) {
+  CollDesc d = describe_scatter(CollKind::kScatterv, sendbuf, recvbuf, recvcount, dtype, root);
+  Status st = sendbuf == XC_IN_PLACE ? Error(XC_ERR_INVALID_ARGUMENT, "scatterv takes XC_IN_PLACE as recvbuf (at the root)")
+                                     : v_scatterv(comm, d, sendcounts, displs);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+xc_result_t do_reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf, size_t recvcount,
+                              xc_dtype_t dtype, xc_op_t op, xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kReduceScatter, sendbuf, recvbuf, recvcount, dtype);
+  d.op = op;
+  Status st = v_reduce_scatter(comm, d);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+xc_result_t do_reduce_scatterv(const char *fn, const void *sendbuf, void *recvbuf, const size_t *recvcounts,
+                               xc_dtype_t dtype, xc_op_t op, xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kReduceScatterv, sendbuf, recvbuf, 0, dtype);
+  d.op = op;
+  Status st = v_reduce_scatterv(comm, d, recvcounts);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+xc_result_t do_alltoall(const char *fn, const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype,
+                        xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kAlltoall, sendbuf, recvbuf, count, dtype);
+  Status st = v_alltoall(comm, d);
+  return submit(fn, st, comm, std::move(d), req, nb);
+}
+
+xc_result_t do_alltoallv(const char *fn, const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                         void *recvbuf, const size_t *recvcounts, const size_t *rdispls, xc_dtype_t dtype,
+                         xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kAlltoallv, sendbuf, recvbuf, 0, dtype);
+  Status st = v_alltoallv(comm, d, sendcounts, sdispls, recvcounts, rdispls);
+  return submit(fn, st, comm, std::move(d), req, nb);
 }
 
 }  // namespace
 
-XC_EXPORT xc_result_t xc_barrier(xc_comm_t comm) {
-  XC_API_GUARD("xc_barrier", {
-    Status st = xc::check_usable(comm);
-    if (!st.ok()) return finish("xc_barrier", st);
-    xc::algo::CollContext c = xc::make_coll_context(comm);
-    return xc::api::finish_op("xc_barrier", with_op(xc::algo::barrier_dissemination(c), "xc_barrier", comm, c.seq()));
-  })
-}
+#define XC_COLL_ENTRY(name, params, call)                 \
+  XC_EXPORT xc_result_t xc_##name params {                \
+    XC_API_GUARD("xc_" #name, { return call; })           \
+  }
 
-XC_EXPORT xc_result_t xc_broadcast(void *buf, size_t count, xc_dtype_t dtype, int root, xc_comm_t comm) {
-  XC_API_GUARD("xc_broadcast", {
-    size_t bytes = 0;
-    Status st = xc::check_usable(comm);
-    if (st.ok()) st = xc::checked_bytes(count, dtype, &bytes);
-    if (st.ok()) st = check_root(root, comm);
-    if (st.ok()) st = check_buffer(buf, bytes, "buf");
-    if (!st.ok()) return finish("xc_broadcast", st);
-    xc::algo::CollContext c = xc::make_coll_context(comm);
-    st = comm->size == 1 ? Status::Ok() : xc::algo::broadcast_binomial(c, buf, bytes, root);
-    return xc::api::finish_op("xc_broadcast", with_op(st, "xc_broadcast", comm, c.seq()));
-  })
-}
+// clang-format off
+XC_COLL_ENTRY(barrier, (xc_comm_t comm), do_barrier("xc_barrier", comm, nullptr, false))
+XC_COLL_ENTRY(ibarrier, (xc_comm_t comm, xc_request_t *req), do_barrier("xc_ibarrier", comm, req, true))
 
-XC_EXPORT xc_result_t xc_allreduce(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
-                                   xc_comm_t comm) {
-  XC_API_GUARD("xc_allreduce", {
-    size_t bytes = 0;
-    bool in_place = sendbuf == XC_IN_PLACE;
-    Status st = xc::check_usable(comm);
-    if (st.ok()) st = xc::check_op(op, dtype);
-    if (st.ok()) st = xc::checked_bytes(count, dtype, &bytes);
-    if (st.ok()) st = check_buffer(recvbuf, bytes, "recvbuf");
-    if (st.ok() && !in_place) st = check_buffer(sendbuf, bytes, "sendbuf");
-    if (st.ok() && !in_place) st = check_disjoint(sendbuf, bytes, recvbuf, bytes);
-    if (!st.ok()) return finish("xc_allreduce", st);
-    if (!in_place && sendbuf != recvbuf && bytes) memcpy(recvbuf, sendbuf, bytes);
-    xc::algo::CollContext c = xc::make_coll_context(comm);
-    st = xc::algo::allreduce(c, recvbuf, count, dtype, op);
-    return xc::api::finish_op("xc_allreduce", with_op(st, "xc_allreduce", comm, c.seq()));
-  })
-}
+XC_COLL_ENTRY(broadcast, (void *buf, size_t count, xc_dtype_t dtype, int root, xc_comm_t comm),
+              do_broadcast("xc_broadcast", buf, count, dtype, root, comm, nullptr, false))
+XC_COLL_ENTRY(ibroadcast, (void *buf, size_t count, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req),
+              do_broadcast("xc_ibroadcast", buf, count, dtype, root, comm, req, true))
 
-XC_EXPORT xc_result_t xc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype,
-                                   xc_comm_t comm) {
-  XC_API_GUARD("xc_allgather", {
-    size_t bytes = 0;
-    bool in_place = sendbuf == XC_IN_PLACE;
-    Status st = xc::check_usable(comm);
-    if (st.ok()) st = xc::checked_bytes(sendcount, dtype, &bytes);
-    if (st.ok() && bytes > SIZE_MAX / static_cast<size_t>(comm->size))
-      st = Error(XC_ERR_INVALID_ARGUMENT, "sendcount %zu times %d ranks overflows", sendcount, comm->size);
-    size_t total = bytes * static_cast<size_t>(comm->size);
-    if (st.ok()) st = check_buffer(recvbuf, total, "recvbuf");
-    if (st.ok() && !in_place) st = check_buffer(sendbuf, bytes, "sendbuf");
-    if (st.ok() && !in_place) st = check_disjoint(sendbuf, bytes, recvbuf, total);
-    if (!st.ok()) return finish("xc_allgather", st);
-    char *mine = static_cast<char *>(recvbuf) + bytes * static_cast<size_t>(comm->rank);
-    if (!in_place && bytes) memcpy(mine, sendbuf, bytes);
-    xc::algo::CollContext c = xc::make_coll_context(comm);
-    st = comm->size == 1 ? Status::Ok() : xc::algo::allgather_ring(c, recvbuf, bytes);
-    return xc::api::finish_op("xc_allgather", with_op(st, "xc_allgather", comm, c.seq()));
-  })
-}
+XC_COLL_ENTRY(reduce, (const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, int root, xc_comm_t comm),
+              do_reduction("xc_reduce", CollKind::kReduce, sendbuf, recvbuf, count, dtype, op, root, comm, nullptr, false))
+XC_COLL_ENTRY(ireduce, (const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, int root, xc_comm_t comm, xc_request_t *req),
+              do_reduction("xc_ireduce", CollKind::kReduce, sendbuf, recvbuf, count, dtype, op, root, comm, req, true))
+
+XC_COLL_ENTRY(allreduce, (const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, xc_comm_t comm),
+              do_reduction("xc_allreduce", CollKind::kAllreduce, sendbuf, recvbuf, count, dtype, op, 0, comm, nullptr, false))
+XC_COLL_ENTRY(iallreduce, (const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, xc_comm_t comm, xc_request_t *req),
+              do_reduction("xc_iallreduce", CollKind::kAllreduce, sendbuf, recvbuf, count, dtype, op, 0, comm, req, true))
+
+XC_COLL_ENTRY(scan, (const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, xc_comm_t comm),
+              do_reduction("xc_scan", CollKind::kScan, sendbuf, recvbuf, count, dtype, op, 0, comm, nullptr, false))
+XC_COLL_ENTRY(iscan, (const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, xc_comm_t comm, xc_request_t *req),
+              do_reduction("xc_iscan", CollKind::kScan, sendbuf, recvbuf, count, dtype, op, 0, comm, req, true))
+
+XC_COLL_ENTRY(exscan, (const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, xc_comm_t comm),
+              do_reduction("xc_exscan", CollKind::kExscan, sendbuf, recvbuf, count, dtype, op, 0, comm, nullptr, false))
+XC_COLL_ENTRY(iexscan, (const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, xc_comm_t comm, xc_request_t *req),
+              do_reduction("xc_iexscan", CollKind::kExscan, sendbuf, recvbuf, count, dtype, op, 0, comm, req, true))
+
+XC_COLL_ENTRY(allgather, (const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype, xc_comm_t comm),
+              do_allgather("xc_allgather", sendbuf, recvbuf, sendcount, dtype, comm, nullptr, false))
+XC_COLL_ENTRY(iallgather, (const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype, xc_comm_t comm, xc_request_t *req),
+              do_allgather("xc_iallgather", sendbuf, recvbuf, sendcount, dtype, comm, req, true))
+
+XC_COLL_ENTRY(allgatherv, (const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts, const size_t *displs, xc_dtype_t dtype, xc_comm_t comm),
+              do_allgatherv("xc_allgatherv", sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, comm, nullptr, false))
+XC_COLL_ENTRY(iallgatherv, (const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts, const size_t *displs, xc_dtype_t dtype, xc_comm_t comm, xc_request_t *req),
+              do_allgatherv("xc_iallgatherv", sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, comm, req, true))
+
+XC_COLL_ENTRY(gather, (const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype, int root, xc_comm_t comm),
+              do_gather("xc_gather", sendbuf, recvbuf, sendcount, dtype, root, comm, nullptr, false))
+XC_COLL_ENTRY(igather, (const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req),
+              do_gather("xc_igather", sendbuf, recvbuf, sendcount, dtype, root, comm, req, true))
+
+XC_COLL_ENTRY(gatherv, (const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts, const size_t *displs, xc_dtype_t dtype, int root, xc_comm_t comm),
+              do_gatherv("xc_gatherv", sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, root, comm, nullptr, false))
+XC_COLL_ENTRY(igatherv, (const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts, const size_t *displs, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req),
+              do_gatherv("xc_igatherv", sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, root, comm, req, true))
+
+XC_COLL_ENTRY(scatter, (const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, int root, xc_comm_t comm),
+              do_scatter("xc_scatter", sendbuf, recvbuf, recvcount, dtype, root, comm, nullptr, false))
+XC_COLL_ENTRY(iscatter, (const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req),
+              do_scatter("xc_iscatter", sendbuf, recvbuf, recvcount, dtype, root, comm, req, true))
+
+XC_COLL_ENTRY(scatterv, (const void *sendbuf, const size_t *sendcounts, const size_t *displs, void *recvbuf, size_t recvcount, xc_dtype_t dtype, int root, xc_comm_t comm),
+              do_scatterv("xc_scatterv", sendbuf, sendcounts, displs, recvbuf, recvcount, dtype, root, comm, nullptr, false))
+XC_COLL_ENTRY(iscatterv, (const void *sendbuf, const size_t *sendcounts, const size_t *displs, void *recvbuf, size_t recvcount, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req),
+              do_scatterv("xc_iscatterv", sendbuf, sendcounts, displs, recvbuf, recvcount, dtype, root, comm, req, true))
+
+XC_COLL_ENTRY(reduce_scatter, (const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, xc_op_t op, xc_comm_t comm),
+              do_reduce_scatter("xc_reduce_scatter", sendbuf, recvbuf, recvcount, dtype, op, comm, nullptr, false))
+XC_COLL_ENTRY(ireduce_scatter, (const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, xc_op_t op, xc_comm_t comm, xc_request_t *req),
+              do_reduce_scatter("xc_ireduce_scatter", sendbuf, recvbuf, recvcount, dtype, op, comm, req, true))
+
+XC_COLL_ENTRY(reduce_scatterv, (const void *sendbuf, void *recvbuf, const size_t *recvcounts, xc_dtype_t dtype, xc_op_t op, xc_comm_t comm),
+              do_reduce_scatterv("xc_reduce_scatterv", sendbuf, recvbuf, recvcounts, dtype, op, comm, nullptr, false))
+XC_COLL_ENTRY(ireduce_scatterv, (const void *sendbuf, void *recvbuf, const size_t *recvcounts, xc_dtype_t dtype, xc_op_t op, xc_comm_t comm, xc_request_t *req),
+              do_reduce_scatterv("xc_ireduce_scatterv", sendbuf, recvbuf, recvcounts, dtype, op, comm, req, true))
+
+XC_COLL_ENTRY(alltoall, (const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_comm_t comm),
+              do_alltoall("xc_alltoall", sendbuf, recvbuf, count, dtype, comm, nullptr, false))
+XC_COLL_ENTRY(ialltoall, (const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_comm_t comm, xc_request_t *req),
+              do_alltoall("xc_ialltoall", sendbuf, recvbuf, count, dtype, comm, req, true))
+
+XC_COLL_ENTRY(alltoallv, (const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf, const size_t *recvcounts, const size_t *rdispls, xc_dtype_t dtype, xc_comm_t comm),
+              do_alltoallv("xc_alltoallv", sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, comm, nullptr, false))
+XC_COLL_ENTRY(ialltoallv, (const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf, const size_t *recvcounts, const size_t *rdispls, xc_dtype_t dtype, xc_comm_t comm, xc_request_t *req),
+              do_alltoallv("xc_ialltoallv", sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, comm, req, true))
+// clang-format on

@@ -1,0 +1,61 @@
+// One collective call, described: what the API layer validated and hands
+// down, what the selector decides on and what an algorithm executes. Counts
+// are elements of dtype; v-op arrays are copied here, so the user's arrays
+// need only live for the duration of the call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "xcomm.h"
+
+namespace xc {
+
+enum class CollKind : uint8_t {
+  kBarrier,
+  kBroadcast,
+  kReduce,
+  kAllreduce,
+  kAllgather,
+  kAllgatherv,
+  kGather,
+  kGatherv,
+  kScatter,
+  kScatterv,
+  kReduceScatter,
+  kReduceScatterv,
+  kAlltoall,
+  kAlltoallv,
+  kScan,
+  kExscan,
+};
+constexpr int kCollKindCount = 16;
+
+// "allreduce", ... (the API name without xc_).
+const char *coll_kind_name(CollKind kind);
+// True for the ops that take a reduction op.
+bool coll_kind_reduces(CollKind kind);
+
+struct CollDesc {
+  CollKind kind = CollKind::kBarrier;
+  // sendbuf is never XC_IN_PLACE here: in_place says so and sendbuf is then
+  // nullptr (the input lives in recvbuf, as the header describes per op).
+  const void *sendbuf = nullptr;
+  void *recvbuf = nullptr;
+  bool in_place = false;
+  // broadcast/reduce/allreduce/scan/exscan: elements per rank;
+  // allgather/gather: sendcount; scatter/reduce_scatter: recvcount;
+  // alltoall: count per peer; allgatherv/gatherv: this rank's sendcount;
+  // scatterv: this rank's recvcount.
+  size_t count = 0;
+  // v-ops, one entry per rank (empty where the op or this rank has none):
+  // gatherv/allgatherv: recvcounts + rdispls; scatterv: sendcounts + sdispls;
+  // reduce_scatterv: recvcounts; alltoallv: all four.
+  std::vector<size_t> sendcounts, sdispls, recvcounts, rdispls;
+  xc_dtype_t dtype = XC_UINT8;
+  xc_op_t op = XC_SUM;
+  int root = 0;
+};
+
+}  // namespace xc
