@@ -49,4 +49,24 @@ Status CollContext::sendrecv(int dest, const void *sendbuf, size_t sendbytes, in
   return rs.ok() ? ss : rs;
 }
 
+Status CollContext::exchange(const Xfer *sends, size_t nsends, const Xfer *recvs, size_t nrecvs) {
+  std::vector<Request> reqs(nsends + nrecvs);  // never resized: the engine holds pointers
+  for (size_t i = 0; i < nrecvs; ++i) {
+    prepare(reqs[i], recvs[i].peer, recvs[i].buf, recvs[i].bytes);
+    engine_.post_recv(&reqs[i]);
+  }
+  for (size_t i = 0; i < nsends; ++i) {
+    Request &req = reqs[nrecvs + i];
+    prepare(req, sends[i].peer, sends[i].buf, sends[i].bytes);
+    engine_.post_send(&req);
+  }
+  Status first;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    bool recv = i < nrecvs;
+    Status st = finish(reqs[i], recv ? "receive from" : "send to", recv ? recvs[i].peer : sends[i - nrecvs].peer);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
 }  // namespace xc::algo

@@ -15,6 +15,15 @@
 
 namespace xc::algo {
 
+class ShmColl;  // algo/shm_coll.h: the communicator's shared-memory staging (same host)
+
+// One transfer of an exchange: bytes to or from a communicator rank.
+struct Xfer {
+  int peer;
+  const void *buf;
+  size_t bytes;
+};
+
 class CollContext {
  public:
   CollContext(P2pEngine &engine, std::shared_ptr<const std::vector<int>> members, int rank, uint64_t ctx, int tag,
@@ -30,6 +39,18 @@ class CollContext {
   Status send(int peer, const void *buf, size_t bytes);
   Status recv(int peer, void *buf, size_t bytes);
   Status sendrecv(int dest, const void *sendbuf, size_t sendbytes, int source, void *recvbuf, size_t recvbytes);
+  // Everything at once: receives posted first, then sends, then all waited
+  // for (pairwise and linear algorithms). Receive buffers are written.
+  Status exchange(const Xfer *sends, size_t nsends, const Xfer *recvs, size_t nrecvs);
+
+  // The communicator's shared-memory staging when every member is on this
+  // host (nullptr otherwise); set up lazily by the first op that uses it.
+  ShmColl *shm() const { return shm_; }
+  void set_shm(ShmColl *shm) { shm_ = shm; }
+  P2pEngine &engine() const { return engine_; }
+  // Fabric rank of communicator rank r.
+  int fabric_rank(int r) const { return (*members_)[static_cast<size_t>(r)]; }
+  const Deadline &deadline() const { return deadline_; }
 
  private:
   void prepare(Request &req, int peer, const void *buf, size_t bytes);
@@ -41,6 +62,7 @@ class CollContext {
   uint64_t ctx_;
   int tag_;
   Deadline deadline_;
+  ShmColl *shm_ = nullptr;
 };
 
 }  // namespace xc::algo

@@ -133,7 +133,9 @@ Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::v
 
 algo::CollContext make_coll_context(xc_comm_s *comm) {
   int tag = static_cast<int>(comm->coll_seq.fetch_add(1) & 0x7fffffff);
-  return algo::CollContext(comm->fabric->engine(), comm->members, comm->rank, comm->ctx + 1, tag, op_deadline(comm));
+  algo::CollContext c(comm->fabric->engine(), comm->members, comm->rank, comm->ctx + 1, tag, op_deadline(comm));
+  c.set_shm(comm->shm_coll.get());
+  return c;
 }
 
 Status check_comm(const xc_comm_s *comm) {

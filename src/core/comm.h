@@ -33,6 +33,9 @@ struct xc_comm_s {
   std::string name;
   std::atomic<bool> aborted{false};
   std::atomic<uint64_t> coll_seq{0};
+  // Shared-memory staging for the collectives when every member is on this
+  // host (algo/shm_coll.h); nullptr otherwise.
+  std::shared_ptr<xc::algo::ShmColl> shm_coll;
 };
 
 namespace xc {
