@@ -51,6 +51,10 @@ class CollContext {
   // Fabric rank of communicator rank r.
   int fabric_rank(int r) const { return (*members_)[static_cast<size_t>(r)]; }
   const Deadline &deadline() const { return deadline_; }
+  // The op's signature (core/coll_desc.h: coll_signature), carried with its
+  // messages and shm flags so ranks in different ops fail instead of mixing.
+  uint32_t signature() const { return sig_; }
+  void set_signature(uint32_t sig) { sig_ = sig; }
 
  private:
   void prepare(Request &req, int peer, const void *buf, size_t bytes);
@@ -63,6 +67,7 @@ class CollContext {
   int tag_;
   Deadline deadline_;
   ShmColl *shm_ = nullptr;
+  uint32_t sig_ = 0;
 };
 
 }  // namespace xc::algo

@@ -24,6 +24,7 @@ Status with_op(Status st, const char *fn, xc_comm_t comm, uint64_t seq) {
 xc_result_t coll_submit(const char *fn, xc_comm_t comm, CollDesc &&desc, xc_request_t *req) {
   if (req) return finish(fn, Error(XC_ERR_UNSUPPORTED, "non-blocking collectives are not built yet"));
   algo::CollContext c = make_coll_context(comm);
+  c.set_signature(coll_signature(desc));
   Status st = algo::run_collective(c, desc);
   return finish_op(fn, with_op(st, fn, comm, c.seq()));
 }

@@ -1,5 +1,7 @@
 #include "core/coll_desc.h"
 
+#include "core/dtype.h"
+
 namespace xc {
 
 const char *coll_kind_name(CollKind kind) {
@@ -34,6 +36,57 @@ bool coll_kind_reduces(CollKind kind) {
     case CollKind::kExscan: return true;
     default: return false;
   }
+}
+
+namespace {
+
+bool per_rank_counts(CollKind kind) {
+  switch (kind) {
+    case CollKind::kAllgatherv:
+    case CollKind::kGatherv:
+    case CollKind::kScatterv:
+    case CollKind::kReduceScatterv:
+    case CollKind::kAlltoallv: return true;
+    default: return false;
+  }
+}
+
+bool rooted(CollKind kind) {
+  switch (kind) {
+    case CollKind::kBroadcast:
+    case CollKind::kReduce:
+    case CollKind::kGather:
+    case CollKind::kGatherv:
+    case CollKind::kScatter:
+    case CollKind::kScatterv: return true;
+    default: return false;
+  }
+}
+
+// Stands in for 0 (an int8 barrier): no op produces it, a barrier carries no count.
+constexpr uint32_t kSigNonZero = 1u << 31;
+
+}  // namespace
+
+uint32_t coll_signature(const CollDesc &d) {
+  bool counted = d.kind != CollKind::kBarrier && !per_rank_counts(d.kind);
+  uint32_t sig = static_cast<uint32_t>(d.kind) & 0xf;
+  sig |= (static_cast<uint32_t>(d.dtype) & 0xf) << 4;
+  sig |= (coll_kind_reduces(d.kind) ? static_cast<uint32_t>(d.op) & 0x7 : 0) << 8;
+  sig |= (rooted(d.kind) ? static_cast<uint32_t>(d.root) & 0x1ff : 0) << 11;
+  sig |= (counted ? static_cast<uint32_t>(d.count & 0xfff) : 0) << 20;
+  return sig ? sig : kSigNonZero;
+}
+
+std::string describe_signature(uint32_t sig) {
+  auto kind = static_cast<CollKind>(sig & 0xf);
+  std::string s = coll_kind_name(kind);
+  if (kind == CollKind::kBarrier) return s;
+  s += std::string(" ") + dtype_name(static_cast<xc_dtype_t>((sig >> 4) & 0xf));
+  if (coll_kind_reduces(kind)) s += std::string(" ") + op_name(static_cast<xc_op_t>((sig >> 8) & 0x7));
+  if (rooted(kind)) s += " root%512=" + std::to_string((sig >> 11) & 0x1ff);
+  if (!per_rank_counts(kind)) s += " count%4096=" + std::to_string((sig >> 20) & 0xfff);
+  return s;
 }
 
 }  // namespace xc

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "xcomm.h"
@@ -57,5 +58,13 @@ struct CollDesc {
   xc_op_t op = XC_SUM;
   int root = 0;
 };
+
+// What every rank of one collective must agree on, packed in 32 bits so it
+// can ride along with the op's messages and shared-memory flags: kind (4
+// bits), dtype (4), op (3), root mod 512 (9), count mod 4096 (12; 0 for the
+// v-ops, whose counts differ by rank). Never 0, so 0 means "none".
+uint32_t coll_signature(const CollDesc &d);
+// "allreduce float32 sum count%4096=100" — for mismatch messages.
+std::string describe_signature(uint32_t sig);
 
 }  // namespace xc
