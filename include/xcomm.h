@@ -267,11 +267,14 @@ xc_result_t xc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, x
      allgatherv:      this rank's block is already at recvbuf + displs[rank]
      gather(v):       at the root (its block is already in place)
      scatter(v):      as recvbuf at the root (its block stays in sendbuf)
-     reduce_scatter:  input of size * recvcount elements read from recvbuf
-     reduce_scatterv: input of sum(recvcounts) elements read from recvbuf
+     reduce_scatter:  input of size * recvcount elements read from recvbuf,
+                      this rank's result written at its start
+     reduce_scatterv: input of sum(recvcounts) elements read from recvbuf,
+                      this rank's result written at its start
      alltoall(v):     input read from recvbuf (alltoallv: recvcounts/rdispls)
      scan, exscan:    input read from recvbuf
-   exscan leaves recvbuf of rank 0 untouched. */
+   exscan leaves recvbuf of rank 0 untouched. With XC_AVG, scan and exscan
+   divide by the number of ranks in the prefix (rank + 1, and rank). */
 xc_result_t xc_reduce(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, int root,
                       xc_comm_t comm);
 xc_result_t xc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,

@@ -1,5 +1,3 @@
-#include <vector>
-
 #include "algo/algorithms.h"
 #include "algo/selector.h"
 #include "core/dtype.h"
@@ -24,7 +22,7 @@ Status allreduce_recursive_doubling(CollContext &c, void *buf, size_t count, xc_
   int n = c.size(), r = c.rank();
   size_t bytes = count * dtype_size(dtype);
   char *mine = static_cast<char *>(buf);
-  std::vector<char> theirs(bytes);
+  char *theirs = scratch(Scratch::kRecv, bytes);
   int pof2 = 1;
   while (pof2 * 2 <= n) pof2 *= 2;
   int rem = n - pof2;
@@ -37,8 +35,8 @@ Status allreduce_recursive_doubling(CollContext &c, void *buf, size_t count, xc_
       XC_TRY(c.recv(r + 1, mine, bytes));
       return Status::Ok();
     }
-    XC_TRY(c.recv(r - 1, theirs.data(), bytes));
-    reduce_ordered(mine, theirs.data(), true, count, dtype, op);
+    XC_TRY(c.recv(r - 1, theirs, bytes));
+    reduce_ordered(mine, theirs, true, count, dtype, op);
     vr = r / 2;
   } else {
     vr = r - rem;
@@ -46,8 +44,8 @@ Status allreduce_recursive_doubling(CollContext &c, void *buf, size_t count, xc_
   auto real_rank = [rem](int v) { return v < rem ? v * 2 + 1 : v + rem; };
   for (int mask = 1; mask < pof2; mask <<= 1) {
     int partner = real_rank(vr ^ mask);
-    XC_TRY(c.sendrecv(partner, mine, bytes, partner, theirs.data(), bytes));
-    reduce_ordered(mine, theirs.data(), partner < r, count, dtype, op);
+    XC_TRY(c.sendrecv(partner, mine, bytes, partner, theirs, bytes));
+    reduce_ordered(mine, theirs, partner < r, count, dtype, op);
   }
   if (r < 2 * rem) XC_TRY(c.send(r - 1, mine, bytes));
   return Status::Ok();
@@ -59,15 +57,15 @@ Status allreduce_ring(CollContext &c, void *buf, size_t count, xc_dtype_t dtype,
   char *base = static_cast<char *>(buf);
   auto chunk_begin = [&](int i) { return count * static_cast<size_t>(i) / static_cast<size_t>(n); };
   auto chunk_count = [&](int i) { return chunk_begin(i + 1) - chunk_begin(i); };
-  std::vector<char> tmp((count / static_cast<size_t>(n) + 1) * esize);
+  char *tmp = scratch(Scratch::kRecv, (count / static_cast<size_t>(n) + 1) * esize);
   int right = (r + 1) % n, left = (r - 1 + n) % n;
   // Reduce-scatter: after n-1 steps this rank holds the final chunk (r+1)%n.
   for (int s = 0; s < n - 1; ++s) {
     int send_chunk = (r - s + n) % n;
     int recv_chunk = (r - s - 1 + n) % n;
-    XC_TRY(c.sendrecv(right, base + chunk_begin(send_chunk) * esize, chunk_count(send_chunk) * esize, left, tmp.data(),
+    XC_TRY(c.sendrecv(right, base + chunk_begin(send_chunk) * esize, chunk_count(send_chunk) * esize, left, tmp,
                       chunk_count(recv_chunk) * esize));
-    cpu::reduce(base + chunk_begin(recv_chunk) * esize, tmp.data(), chunk_count(recv_chunk), dtype, op);
+    cpu::reduce(base + chunk_begin(recv_chunk) * esize, tmp, chunk_count(recv_chunk), dtype, op);
   }
   // All-gather the final chunks: every rank then holds the same bits.
   for (int s = 0; s < n - 1; ++s) {
@@ -82,14 +80,14 @@ Status allreduce_ring(CollContext &c, void *buf, size_t count, xc_dtype_t dtype,
 Status allreduce(CollContext &c, void *buf, size_t count, xc_dtype_t dtype, xc_op_t op) {
   if (c.size() == 1 || count == 0) return Status::Ok();
   if (dtype == XC_FLOAT16 || dtype == XC_BFLOAT16) {
-    std::vector<float> wide(count);
-    cpu::widen_to_float(buf, wide.data(), count, dtype);
-    XC_TRY(allreduce(c, wide.data(), count, XC_FLOAT32, op));
-    cpu::narrow_from_float(wide.data(), buf, count, dtype);
+    float *wide = reinterpret_cast<float *>(scratch(Scratch::kWideIn, count * sizeof(float)));
+    cpu::widen_to_float(buf, wide, count, dtype);
+    XC_TRY(allreduce(c, wide, count, XC_FLOAT32, op));
+    cpu::narrow_from_float(wide, buf, count, dtype);
     return Status::Ok();
   }
   size_t bytes = count * dtype_size(dtype);
-  if (choose(CollOp::kAllreduce, bytes, count, c.size()) == Algo::kRing)
+  if (choose(CollKind::kAllreduce, bytes, c.size(), Locality{}) == Algo::kRing && count >= static_cast<size_t>(c.size()))
     XC_TRY(allreduce_ring(c, buf, count, dtype, op));
   else
     XC_TRY(allreduce_recursive_doubling(c, buf, count, dtype, op));

@@ -3,10 +3,18 @@
 #pragma once
 
 #include "algo/coll_context.h"
+#include "algo/selector.h"
 #include "core/coll_desc.h"
 
 namespace xc::algo {
 
+// Chooses (XC_ALGO, else the default policy), logs the choice at INFO and runs.
 Status run_collective(CollContext &c, const CollDesc &d);
+
+// Runs d with the given algorithm, no selection (tests, benchmarks). It must
+// apply to d.kind (algo_applies); kLocal runs the op's first p2p algorithm,
+// which on one rank only copies. Handles in place, count 0, float16/bfloat16
+// widening and AVG.
+Status run_algorithm(CollContext &c, const CollDesc &d, Algo algo);
 
 }  // namespace xc::algo

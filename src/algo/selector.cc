@@ -1,39 +1,298 @@
 #include "algo/selector.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/dtype.h"
+
+// The shared-memory collectives come from another module; until its header
+// exists the selector uses the staging limit below and the dispatcher
+// reports them as unsupported (collective.cc).
+#if __has_include("algo/shm_coll.h")
+#include "algo/shm_coll.h"
+#define XC_HAVE_SHM_COLL 1
+#else
+#define XC_HAVE_SHM_COLL 0
+#endif
+
 namespace xc::algo {
 
-const char *coll_op_name(CollOp op) {
-  switch (op) {
-    case CollOp::kBarrier: return "barrier";
-    case CollOp::kBroadcast: return "broadcast";
-    case CollOp::kAllreduce: return "allreduce";
-    case CollOp::kAllgather: return "allgather";
-  }
-  return "?";
+namespace {
+
+const Algo kAllAlgos[kAlgoCount] = {
+    Algo::kLocal,     Algo::kDissemination, Algo::kBinomial,   Algo::kScatterAllgather, Algo::kReduceScatterGather,
+    Algo::kRecursiveDoubling, Algo::kRing,  Algo::kBruck,      Algo::kLinear,           Algo::kPairwise,
+    Algo::kShmOneShot, Algo::kShmSingleCopy, Algo::kShmTwoShot,
+};
+
+// Kinds whose sizes not every rank knows (only the root, or each rank its own).
+bool sizes_rank_local(CollKind kind) {
+  return kind == CollKind::kGatherv || kind == CollKind::kScatterv || kind == CollKind::kAlltoallv;
 }
+
+bool reduces_to_blocks(CollKind kind) {
+  return kind == CollKind::kAllreduce || kind == CollKind::kReduce || kind == CollKind::kReduceScatter ||
+         kind == CollKind::kReduceScatterv;
+}
+
+size_t sum(const std::vector<size_t> &v) {
+  size_t s = 0;
+  for (size_t x : v) s += x;
+  return s;
+}
+
+// The p2p policy (ranks on several hosts, or shared memory not worth it).
+Algo choose_p2p(CollKind kind, size_t bytes, int n, const char **why) {
+  auto pick = [why](Algo a, const char *reason) {
+    *why = reason;
+    return a;
+  };
+  switch (kind) {
+    case CollKind::kBarrier: return pick(Algo::kDissemination, "only one");
+    case CollKind::kBroadcast:
+      if (bytes >= kBroadcastScatterMinBytes && n > 2) return pick(Algo::kScatterAllgather, ">= 512 KiB");
+      return pick(Algo::kBinomial, "< 512 KiB or 2 ranks");
+    case CollKind::kReduce:
+      if (bytes >= kReduceScatterGatherMinBytes && n > 2) return pick(Algo::kReduceScatterGather, ">= 512 KiB");
+      return pick(Algo::kBinomial, "< 512 KiB or 2 ranks");
+    case CollKind::kAllreduce:
+      if (bytes >= kAllreduceRingMinBytes && n > 2) return pick(Algo::kRing, ">= 64 KiB");
+      return pick(Algo::kRecursiveDoubling, "< 64 KiB or 2 ranks");
+    case CollKind::kAllgather:
+      if (bytes * static_cast<size_t>(n) >= kAllgatherRingMinBytes) return pick(Algo::kRing, "result >= 64 KiB");
+      return pick(Algo::kBruck, "result < 64 KiB");
+    case CollKind::kGather:
+    case CollKind::kScatter:
+      if (bytes * (kind == CollKind::kGather ? static_cast<size_t>(n) : 1) >= kGatherLinearMinBytes)
+        return pick(Algo::kLinear, "all blocks >= 64 KiB");
+      return pick(Algo::kBinomial, "all blocks < 64 KiB");
+    case CollKind::kReduceScatter:
+    case CollKind::kReduceScatterv:
+      if (bytes >= kReduceScatterRingMinBytes) return pick(Algo::kRing, "input >= 64 KiB");
+      return pick(Algo::kPairwise, "input < 64 KiB");
+    case CollKind::kAlltoall:
+      if (bytes / static_cast<size_t>(n) <= kAlltoallBruckMaxBytes && n > 2)
+        return pick(Algo::kBruck, "<= 256 B per peer");
+      return pick(Algo::kPairwise, "> 256 B per peer or 2 ranks");
+    case CollKind::kAllgatherv: return pick(Algo::kRing, "only one");
+    case CollKind::kGatherv:
+    case CollKind::kScatterv: return pick(Algo::kLinear, "sizes known at the root only");
+    case CollKind::kAlltoallv: return pick(Algo::kPairwise, "only one");
+    case CollKind::kScan:
+    case CollKind::kExscan: return pick(Algo::kRecursiveDoubling, "only one");
+  }
+  return pick(Algo::kLocal, "?");
+}
+
+Algo parse_algo(const std::string &name, bool *ok) {
+  for (Algo a : kAllAlgos)
+    if (a != Algo::kLocal && name == algo_name(a)) {
+      *ok = true;
+      return a;
+    }
+  *ok = false;
+  return Algo::kLocal;
+}
+
+bool parse_kind(const std::string &name, CollKind *kind) {
+  for (int k = 0; k < kCollKindCount; ++k)
+    if (name == coll_kind_name(static_cast<CollKind>(k))) {
+      *kind = static_cast<CollKind>(k);
+      return true;
+    }
+  return false;
+}
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+std::string all_algo_names() {
+  std::string out;
+  for (Algo a : kAllAlgos)
+    if (a != Algo::kLocal) out += (out.empty() ? "" : ", ") + std::string(algo_name(a));
+  return out;
+}
+
+// One-shot's reach: up to its staging limit, or less where single copy is
+// faster (ranks on cores of their own; every rank sees the same core count).
+size_t shm_oneshot_limit(CollKind kind, int nranks, Locality loc) {
+  size_t most = shm_oneshot_max_bytes();
+  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (!loc.single_copy || cores <= 0 || nranks > cores) return most;
+  if (reduces_to_blocks(kind) || kind == CollKind::kScan || kind == CollKind::kExscan)
+    return std::min(most, kShmOneShotReduceMaxBytes);
+  // allgather(v)/gather: bytes is one block and a rank copies n of them.
+  bool per_block = kind == CollKind::kAllgather || kind == CollKind::kAllgatherv || kind == CollKind::kGather;
+  return std::min(most, per_block ? kShmOneShotMoveMaxBytes / static_cast<size_t>(nranks) : kShmOneShotMoveMaxBytes);
+}
+
+}  // namespace
 
 const char *algo_name(Algo algo) {
   switch (algo) {
     case Algo::kLocal: return "local";
     case Algo::kDissemination: return "dissemination";
-    case Algo::kBinomialTree: return "binomial_tree";
-    case Algo::kRing: return "ring";
+    case Algo::kBinomial: return "binomial";
+    case Algo::kScatterAllgather: return "scatter_allgather";
+    case Algo::kReduceScatterGather: return "reduce_scatter_gather";
     case Algo::kRecursiveDoubling: return "recursive_doubling";
+    case Algo::kRing: return "ring";
+    case Algo::kBruck: return "bruck";
+    case Algo::kLinear: return "linear";
+    case Algo::kPairwise: return "pairwise";
+    case Algo::kShmOneShot: return "shm_oneshot";
+    case Algo::kShmSingleCopy: return "shm_single_copy";
+    case Algo::kShmTwoShot: return "shm_twoshot";
   }
   return "?";
 }
 
-Algo choose(CollOp op, size_t bytes, size_t count, int nranks) {
-  if (nranks <= 1) return Algo::kLocal;
-  switch (op) {
-    case CollOp::kBarrier: return Algo::kDissemination;
-    case CollOp::kBroadcast: return Algo::kBinomialTree;
-    case CollOp::kAllgather: return Algo::kRing;
-    case CollOp::kAllreduce:
-      if (bytes < kAllreduceRingMinBytes || count < static_cast<size_t>(nranks)) return Algo::kRecursiveDoubling;
-      return Algo::kRing;
+bool is_shm_algo(Algo algo) {
+  return algo == Algo::kShmOneShot || algo == Algo::kShmSingleCopy || algo == Algo::kShmTwoShot;
+}
+
+bool algo_applies(CollKind kind, Algo algo) {
+  switch (algo) {
+    case Algo::kLocal: return true;
+    case Algo::kShmOneShot: return !sizes_rank_local(kind);  // ranks could not agree it fits
+    case Algo::kShmSingleCopy: return true;
+    case Algo::kShmTwoShot: return reduces_to_blocks(kind);
+    case Algo::kDissemination: return kind == CollKind::kBarrier;
+    case Algo::kBinomial:
+      return kind == CollKind::kBroadcast || kind == CollKind::kReduce || kind == CollKind::kGather ||
+             kind == CollKind::kScatter;
+    case Algo::kScatterAllgather: return kind == CollKind::kBroadcast;
+    case Algo::kReduceScatterGather: return kind == CollKind::kReduce;
+    case Algo::kRecursiveDoubling:
+      return kind == CollKind::kAllreduce || kind == CollKind::kScan || kind == CollKind::kExscan;
+    case Algo::kRing:
+      return kind == CollKind::kAllreduce || kind == CollKind::kAllgather || kind == CollKind::kAllgatherv ||
+             kind == CollKind::kReduceScatter || kind == CollKind::kReduceScatterv;
+    case Algo::kBruck: return kind == CollKind::kAllgather || kind == CollKind::kAlltoall;
+    case Algo::kLinear:
+      return kind == CollKind::kGather || kind == CollKind::kGatherv || kind == CollKind::kScatter ||
+             kind == CollKind::kScatterv;
+    case Algo::kPairwise:
+      return kind == CollKind::kReduceScatter || kind == CollKind::kReduceScatterv ||
+             kind == CollKind::kAlltoall || kind == CollKind::kAlltoallv;
   }
-  return Algo::kLocal;
+  return false;
+}
+
+std::string algo_choices(CollKind kind) {
+  std::string out;
+  for (Algo a : kAllAlgos)
+    if (a != Algo::kLocal && algo_applies(kind, a)) out += (out.empty() ? "" : ", ") + std::string(algo_name(a));
+  return out;
+}
+
+bool shm_collectives_built() { return XC_HAVE_SHM_COLL != 0; }
+
+size_t shm_oneshot_max_bytes() {
+#if XC_HAVE_SHM_COLL
+  return kShmOneShotMaxBytes;
+#else
+  return 32 << 10;  // placeholder until algo/shm_coll.h exists; nothing runs shm before that
+#endif
+}
+
+size_t selection_bytes(const CollDesc &d, int nranks) {
+  size_t es = dtype_size(d.dtype), n = static_cast<size_t>(nranks);
+  switch (d.kind) {
+    case CollKind::kBarrier: return 0;
+    case CollKind::kBroadcast:
+    case CollKind::kReduce:
+    case CollKind::kAllreduce:
+    case CollKind::kScan:
+    case CollKind::kExscan:
+    case CollKind::kAllgather:
+    case CollKind::kGather: return d.count * es;
+    case CollKind::kScatter:
+    case CollKind::kReduceScatter:
+    case CollKind::kAlltoall: return d.count * es * n;
+    case CollKind::kAllgatherv: {  // the largest block (what one-shot stages)
+      size_t most = 0;
+      for (size_t x : d.recvcounts) most = x > most ? x : most;
+      return most * es;
+    }
+    case CollKind::kReduceScatterv: return sum(d.recvcounts) * es;
+    case CollKind::kGatherv:
+    case CollKind::kScatterv:
+    case CollKind::kAlltoallv: return 0;
+  }
+  return 0;
+}
+
+Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, const char **reason) {
+  const char *why = "";
+  Algo a;
+  if (kind == CollKind::kBarrier) bytes = 0;
+  if (nranks <= 1) {
+    why = "one rank";
+    a = Algo::kLocal;
+  } else if (loc.all_local && !sizes_rank_local(kind) && bytes <= shm_oneshot_limit(kind, nranks, loc)) {
+    why = "one host, small";
+    a = Algo::kShmOneShot;
+  } else if (loc.all_local && loc.single_copy) {
+    why = "one host, peers' buffers readable";
+    a = Algo::kShmSingleCopy;
+  } else if (loc.all_local && reduces_to_blocks(kind)) {
+    why = "one host, large reduction";
+    a = Algo::kShmTwoShot;
+  } else {
+    a = choose_p2p(kind, bytes, nranks, &why);
+  }
+  if (reason) *reason = why;
+  return a;
+}
+
+Status forced_algo(const std::string &spec, CollKind kind, bool *forced, Algo *algo) {
+  *forced = false;
+  bool have_global = false, have_own = false;
+  Algo global = Algo::kLocal, own = Algo::kLocal;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    if (comma == std::string::npos) comma = spec.size();
+    std::string item = trim(spec.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    std::string name = trim(eq == std::string::npos ? item : item.substr(eq + 1));
+    bool ok = false;
+    Algo a = parse_algo(name, &ok);
+    if (!ok)
+      return Error(XC_ERR_INVALID_ARGUMENT, "XC_ALGO='%s': unknown algorithm '%s' (known: %s)", spec.c_str(),
+                   name.c_str(), all_algo_names().c_str());
+    if (eq == std::string::npos) {
+      have_global = true;
+      global = a;
+      continue;
+    }
+    std::string op = trim(item.substr(0, eq));
+    CollKind k;
+    if (!parse_kind(op, &k))
+      return Error(XC_ERR_INVALID_ARGUMENT, "XC_ALGO='%s': unknown op '%s' (ops are named as in xc_<op>, e.g. allreduce)",
+                   spec.c_str(), op.c_str());
+    if (k != kind) continue;
+    if (!algo_applies(kind, a))
+      return Error(XC_ERR_INVALID_ARGUMENT, "XC_ALGO='%s': %s has no algorithm '%s' (choices: %s)", spec.c_str(),
+                   coll_kind_name(kind), name.c_str(), algo_choices(kind).c_str());
+    have_own = true;
+    own = a;
+  }
+  if (have_own) {
+    *forced = true;
+    *algo = own;
+  } else if (have_global && algo_applies(kind, global)) {
+    *forced = true;
+    *algo = global;
+  }
+  return Status::Ok();
 }
 
 }  // namespace xc::algo

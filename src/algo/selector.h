@@ -1,25 +1,80 @@
 // Which algorithm a collective uses, as a pure function of what every rank
-// knows alike (op, size, rank count), so every rank makes the same choice.
-// The collectives call it, and xc-info prints it.
+// knows alike (op, size, rank count, locality), so every rank makes the same
+// choice; XC_ALGO can force one per op. The dispatcher (collective.cc) calls
+// it, and xc-info prints it.
 #pragma once
 
 #include <cstddef>
+#include <string>
+
+#include "core/coll_desc.h"
+#include "core/status.h"
 
 namespace xc::algo {
 
-enum class CollOp { kBarrier, kBroadcast, kAllreduce, kAllgather };
+enum class Algo {
+  kLocal,                // one rank: nothing to exchange
+  kDissemination,        // barrier
+  kBinomial,             // broadcast, reduce, gather, scatter
+  kScatterAllgather,     // broadcast of large messages
+  kReduceScatterGather,  // reduce of large vectors
+  kRecursiveDoubling,    // allreduce, scan, exscan
+  kRing,                 // allreduce, allgather(v), reduce_scatter(v)
+  kBruck,                // allgather, alltoall (small blocks)
+  kLinear,               // gather(v), scatter(v)
+  kPairwise,             // reduce_scatter(v), alltoall(v)
+  kShmOneShot,           // shared memory, one host (algo/shm_coll.h)
+  kShmSingleCopy,
+  kShmTwoShot,
+};
+constexpr int kAlgoCount = 13;
 
-enum class Algo { kLocal, kDissemination, kBinomialTree, kRing, kRecursiveDoubling };
-
-const char *coll_op_name(CollOp op);
 const char *algo_name(Algo algo);
+bool is_shm_algo(Algo algo);
+// Whether kind has algo (kLocal: every op).
+bool algo_applies(CollKind kind, Algo algo);
+// "recursive_doubling, ring, shm_oneshot, ..." — the names kind accepts.
+std::string algo_choices(CollKind kind);
 
-// The algorithm for op on nranks ranks with bytes per rank (count elements
-// of the reduced type, for allreduce).
-Algo choose(CollOp op, size_t bytes, size_t count, int nranks);
+struct Locality {
+  bool all_local = false;    // every member on this host, shared-memory staging set up
+  bool single_copy = false;  // ... and peers' buffers can be read directly
+};
 
-// Allreduce: below this many bytes the log(n)-round recursive doubling beats
-// the bandwidth-optimal ring.
-constexpr size_t kAllreduceRingMinBytes = 64 << 10;
+// Whether this build has the shared-memory collectives (algo/shm_coll.h).
+bool shm_collectives_built();
+// The per-rank staging limit of the shared-memory one-shot algorithm.
+size_t shm_oneshot_max_bytes();
+
+// The bytes the selector decides on, equal on every rank of the op: what one
+// rank contributes (broadcast/reduce/allreduce/scan: the vector; allgather/
+// gather: one block; scatter/reduce_scatter/alltoall: all n blocks;
+// allgatherv: the largest block; reduce_scatterv: the whole input), as
+// shm_oneshot_bytes counts what one-shot stages. 0 for gatherv, scatterv and
+// alltoallv, whose sizes only some ranks know: they are chosen by size-free rules.
+size_t selection_bytes(const CollDesc &d, int nranks);
+
+// The default policy. reason (optional) gets a short why ("< 64 KiB").
+Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, const char **reason = nullptr);
+
+// XC_ALGO, parsed: "ring" (every op that has a ring) and/or "op=algo" items,
+// comma-separated; an op's own item wins over a bare name. *forced is false
+// when nothing applies to kind. An unknown name anywhere, or an algorithm the
+// named op lacks, is XC_ERR_INVALID_ARGUMENT (at that op, or at every op).
+Status forced_algo(const std::string &spec, CollKind kind, bool *forced, Algo *algo);
+
+// Policy thresholds (bytes as selection_bytes counts them).
+constexpr size_t kAllreduceRingMinBytes = 64 << 10;        // below: recursive doubling
+constexpr size_t kBroadcastScatterMinBytes = 512 << 10;    // at or above: scatter + allgather
+constexpr size_t kReduceScatterGatherMinBytes = 512 << 10;  // at or above: reduce-scatter + gather
+constexpr size_t kAllgatherRingMinBytes = 64 << 10;        // all n blocks; below: Bruck
+constexpr size_t kGatherLinearMinBytes = 64 << 10;         // all n blocks; below: binomial
+constexpr size_t kReduceScatterRingMinBytes = 64 << 10;    // the whole input; below: pairwise
+constexpr size_t kAlltoallBruckMaxBytes = 256;              // per peer; at or below: Bruck
+// Shared memory, ranks <= cores: one-shot up to these (larger: single copy,
+// measured on 2 cores, docs/design.md); oversubscribed, up to one-shot's
+// staging limit, since single copy's extra barrier costs context switches.
+constexpr size_t kShmOneShotReduceMaxBytes = 16 << 10;  // reductions: the vector
+constexpr size_t kShmOneShotMoveMaxBytes = 8 << 10;     // data movement: what the widest rank copies
 
 }  // namespace xc::algo

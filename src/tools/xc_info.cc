@@ -21,8 +21,37 @@ namespace {
 using xc::topo::Topology;
 
 const size_t kSizes[] = {8, 1 << 10, 64 << 10, 1 << 20, 64 << 20};
-const xc::algo::CollOp kOps[] = {xc::algo::CollOp::kBarrier, xc::algo::CollOp::kBroadcast,
-                                 xc::algo::CollOp::kAllreduce, xc::algo::CollOp::kAllgather};
+
+std::string size_name(size_t bytes);
+
+// The selector's pick for kind at bytes (as selection_bytes counts them).
+const char *pick(xc::CollKind kind, size_t bytes, int ranks, bool one_host) {
+  xc::algo::Locality loc;
+  loc.all_local = one_host && xc::algo::shm_collectives_built();
+  return xc::algo::algo_name(xc::algo::choose(kind, bytes, ranks, loc));
+}
+
+xc::CollKind kind_at(int k) { return static_cast<xc::CollKind>(k); }
+
+void print_algo_table(int ranks, bool one_host) {
+  printf("  %-16s", one_host ? "one host" : "several hosts");
+  for (size_t s : kSizes) printf(" %-22s", size_name(s).c_str());
+  printf("\n");
+  for (int k = 0; k < xc::kCollKindCount; ++k) {
+    printf("  %-16s", xc::coll_kind_name(kind_at(k)));
+    for (size_t s : kSizes) printf(" %-22s", pick(kind_at(k), s, ranks, one_host));
+    printf("\n");
+  }
+}
+
+void print_algo_json(int ranks, bool one_host) {
+  for (int k = 0; k < xc::kCollKindCount; ++k) {
+    printf("%s\"%s\": [", k ? ", " : "", xc::coll_kind_name(kind_at(k)));
+    for (size_t i = 0; i < sizeof kSizes / sizeof kSizes[0]; ++i)
+      printf("%s\"%s\"", i ? ", " : "", pick(kind_at(k), kSizes[i], ranks, one_host));
+    printf("]");
+  }
+}
 
 std::string json_escape(const std::string &s) {
   std::string out;
@@ -115,15 +144,14 @@ void print_text(const Topology &t, const std::string &topo_error, int ranks) {
            t.nvswitch ? " (NVSwitch)" : "");
   }
 
-  printf("Algorithms on %d ranks of one host (bytes per rank)\n  %-10s", ranks, "op");
-  for (size_t s : kSizes) printf(" %-19s", size_name(s).c_str());
-  printf("\n");
-  for (auto op : kOps) {
-    printf("  %-10s", xc::algo::coll_op_name(op));
-    for (size_t s : kSizes) printf(" %-19s", xc::algo::algo_name(xc::algo::choose(op, s, s / 4, ranks)));
-    printf("\n");
-  }
-
+  printf("Algorithms on %d ranks (by the bytes the selector weighs: per rank, or all blocks for\n"
+         "scatter, reduce_scatter and alltoall; XC_ALGO overrides; single-copy counted as unavailable)\n",
+         ranks);
+  print_algo_table(ranks, true);
+  print_algo_table(ranks, false);
+  printf("  choices (XC_ALGO=op=name):\n");
+  for (int k = 0; k < xc::kCollKindCount; ++k)
+    printf("    %-16s %s\n", xc::coll_kind_name(kind_at(k)), xc::algo::algo_choices(kind_at(k)).c_str());
   printf("\nEnvironment variables (value, default, meaning)\n");
   for (const xc::EnvVar &v : xc::env_registry()) {
     const char *value = getenv(v.name);
@@ -146,13 +174,15 @@ void print_json(const Topology &t, const std::string &topo_error, int ranks) {
     printf("  \"topology\": null,\n  \"topology_error\": \"%s\",\n", json_escape(topo_error).c_str());
   printf("  \"algorithms\": {\"ranks\": %d, \"sizes\": [", ranks);
   for (size_t i = 0; i < sizeof kSizes / sizeof kSizes[0]; ++i) printf("%s%zu", i ? ", " : "", kSizes[i]);
-  printf("]");
-  for (auto op : kOps) {
-    printf(", \"%s\": [", xc::algo::coll_op_name(op));
-    for (size_t i = 0; i < sizeof kSizes / sizeof kSizes[0]; ++i)
-      printf("%s\"%s\"", i ? ", " : "", xc::algo::algo_name(xc::algo::choose(op, kSizes[i], kSizes[i] / 4, ranks)));
-    printf("]");
-  }
+  printf("], ");
+  print_algo_json(ranks, true);
+  printf(", \"several_hosts\": {");
+  print_algo_json(ranks, false);
+  printf("}, \"choices\": {");
+  for (int k = 0; k < xc::kCollKindCount; ++k)
+    printf("%s\"%s\": \"%s\"", k ? ", " : "", xc::coll_kind_name(kind_at(k)),
+           xc::algo::algo_choices(kind_at(k)).c_str());
+  printf("}");
   printf("},\n  \"env\": [\n");
   const auto &vars = xc::env_registry();
   for (size_t i = 0; i < vars.size(); ++i) {

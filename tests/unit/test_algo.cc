@@ -22,6 +22,10 @@
 #include <vector>
 
 #include "algo/algorithms.h"
+#include "algo/collective.h"
+#include "algo/selector.h"
+#include "core/coll_desc.h"
+#include "cpu/reduce.h"
 #include "core/dtype.h"
 #include "cpu/half.h"
 #include "fake_transport.h"
@@ -523,6 +527,493 @@ void allreduce_fails_fast_when_a_rank_dies(void **) {
   assert_true(ms < 3000);
 }
 
+// ---- every collective through the dispatcher, every algorithm ---------------------
+// run_algorithm() with each algorithm each op has, in place and not, at counts
+// 0, 1, n+3 and 1500 (v-ops: uneven blocks, some empty, laid out in reverse
+// rank order with gaps), roots 0 and n-1, integer and floating dtypes (float16
+// and bfloat16 through the float32 widening, AVG divided once). Every rank
+// checks its whole receive buffer against a reference built here: exact for
+// integers, min and max and all data movement; within rounding for
+// floating-point sums.
+
+using xc::CollDesc;
+using xc::CollKind;
+using xc::algo::Algo;
+
+struct Case {
+  CollKind kind;
+  Algo algo;
+  size_t count;
+  xc_dtype_t dtype;
+  xc_op_t op;
+  int root;
+  bool in_place;
+  std::string describe() const {
+    char s[200];
+    snprintf(s, sizeof s, "%s/%s count %zu %s %s root %d%s", xc::coll_kind_name(kind), xc::algo::algo_name(algo),
+             count, xc::dtype_name(dtype), xc::op_name(op), root, in_place ? " in place" : "");
+    return s;
+  }
+};
+
+bool rooted(CollKind k) {
+  return k == CollKind::kBroadcast || k == CollKind::kReduce || k == CollKind::kGather || k == CollKind::kGatherv ||
+         k == CollKind::kScatter || k == CollKind::kScatterv;
+}
+
+std::vector<Case> make_cases(int n) {
+  const Algo p2p[] = {Algo::kDissemination, Algo::kBinomial,  Algo::kScatterAllgather, Algo::kReduceScatterGather,
+                      Algo::kRecursiveDoubling, Algo::kRing, Algo::kBruck, Algo::kLinear, Algo::kPairwise};
+  const std::pair<xc_dtype_t, xc_op_t> red[] = {{XC_INT32, XC_SUM},   {XC_UINT8, XC_BXOR},   {XC_INT64, XC_MAX},
+                                                {XC_INT32, XC_AVG},   {XC_FLOAT32, XC_SUM},  {XC_FLOAT16, XC_AVG},
+                                                {XC_BFLOAT16, XC_SUM}, {XC_FLOAT64, XC_MIN}};
+  const xc_dtype_t moved[] = {XC_UINT8, XC_INT32, XC_FLOAT16, XC_FLOAT64};
+  std::vector<Case> cases;
+  for (int k = 0; k < xc::kCollKindCount; ++k) {
+    CollKind kind = static_cast<CollKind>(k);
+    for (Algo a : p2p) {
+      if (!xc::algo::algo_applies(kind, a)) continue;
+      if (kind == CollKind::kBarrier) {
+        cases.push_back({kind, a, 0, XC_UINT8, XC_SUM, 0, false});
+        continue;
+      }
+      int v = 0;
+      for (size_t count : {size_t(0), size_t(1), static_cast<size_t>(n + 3), size_t(1500)})
+        for (int root : {0, n - 1}) {
+          if (root != 0 && !rooted(kind)) continue;
+          if (root == n - 1 && n == 1) continue;  // the same as root 0
+          for (bool in_place : {false, true}) {
+            if (in_place && kind == CollKind::kBroadcast) continue;
+            if (xc::coll_kind_reduces(kind)) {
+              // All eight dtype/op pairs at small counts, two at the largest.
+              for (size_t i = 0; i < 8; ++i) {
+                if (count == 1500 && (i + static_cast<size_t>(v)) % 4 != 0) continue;
+                cases.push_back({kind, a, count, red[i].first, red[i].second, root, in_place});
+              }
+            } else {
+              cases.push_back({kind, a, count, moved[v % 4], XC_SUM, root, in_place});
+            }
+            ++v;
+          }
+        }
+    }
+  }
+  return cases;
+}
+
+// Sizes of the v-ops: uneven, some blocks empty. Symmetric in (i, j) so an
+// in-place alltoallv (send layout = receive layout) is consistent.
+size_t vcount(size_t count, int i, int j = 0) { return static_cast<size_t>((i + j) % 3) * count + static_cast<size_t>((i * j + i + j) % 2); }
+
+// Blocks laid out in reverse rank order with one element of gap after each.
+std::vector<size_t> reverse_displs(const std::vector<size_t> &counts, size_t *extent) {
+  std::vector<size_t> d(counts.size());
+  size_t at = 0;
+  for (size_t q = counts.size(); q-- > 0;) {
+    d[q] = at;
+    at += counts[q] + 1;
+  }
+  *extent = at;
+  return d;
+}
+
+// The data rank q sends to rank j (alltoall, scatter, gather blocks).
+void block_data(void *buf, size_t cnt, xc_dtype_t dt, uint64_t seed, int q, int j) {
+  fill_input(buf, cnt, dt, XC_SUM, seed * 131 + static_cast<uint64_t>(j) + 1, q);
+}
+
+// Rank-order reduction of ranks [first, last] of inputs (each an array of
+// dtype; elements [off, off + cnt)), with the library's semantics: 16-bit
+// floats in float32, AVG divided at the end by the number of inputs. mag gets sum |x| (floats).
+void reference_reduce(const std::vector<std::vector<char>> &inputs, int first, int last, size_t off, size_t cnt,
+                      xc_dtype_t dt, xc_op_t op, void *out, std::vector<double> *mag) {
+  size_t es = xc::dtype_size(dt);
+  bool half = dt == XC_FLOAT16 || dt == XC_BFLOAT16;
+  xc_dtype_t rt = half ? XC_FLOAT32 : dt;
+  size_t rs = xc::dtype_size(rt);
+  std::vector<char> acc(cnt * rs), x(cnt * rs);
+  mag->assign(cnt, 0.0);
+  for (int q = first; q <= last; ++q) {
+    const char *src = inputs[static_cast<size_t>(q)].data() + off * es;
+    if (half)
+      xc::cpu::widen_to_float(src, reinterpret_cast<float *>(x.data()), cnt, dt);
+    else if (cnt)
+      memcpy(x.data(), src, cnt * es);
+    if (!is_int(dt))
+      for (size_t i = 0; i < cnt; ++i) (*mag)[i] += std::fabs(float_at(x.data(), i, rt));
+    if (q == first) {
+      acc = x;
+    } else {
+      xc::cpu::reduce(acc.data(), x.data(), cnt, rt, op);
+    }
+  }
+  if (op == XC_AVG) {
+    int inputs = last - first + 1;  // scan/exscan average their prefix
+    xc::cpu::scale_avg(acc.data(), cnt, rt, inputs);
+    for (double &m : *mag) m /= inputs;
+  }
+  if (half)
+    xc::cpu::narrow_from_float(reinterpret_cast<const float *>(acc.data()), out, cnt, dt);
+  else if (cnt)
+    memcpy(out, acc.data(), cnt * es);
+}
+
+// got vs want, cnt elements: bytes for integers and min/max, within rounding otherwise.
+bool reduction_matches(const void *got, const void *want, size_t cnt, xc_dtype_t dt, xc_op_t op, int nranks,
+                       const std::vector<double> &mag, size_t *where) {
+  if (is_int(dt) || op == XC_MIN || op == XC_MAX) {
+    size_t es = xc::dtype_size(dt);
+    for (size_t i = 0; i < cnt; ++i)
+      if (memcmp(static_cast<const char *>(got) + i * es, static_cast<const char *>(want) + i * es, es) != 0) {
+        *where = i;
+        return false;
+      }
+    return true;
+  }
+  double eps = dt == XC_FLOAT64 ? 0x1.0p-50 : dt == XC_FLOAT32 ? 0x1.0p-21 : dt == XC_FLOAT16 ? 0x1.0p-9 : 0x1.0p-6;
+  double tiny = dt == XC_FLOAT16 ? 0x1.0p-14 : 0;
+  for (size_t i = 0; i < cnt; ++i) {
+    double g = float_at(got, i, dt), w = float_at(want, i, dt);
+    if (!(std::fabs(g - w) <= (nranks + 2) * eps * mag[i] + tiny)) {
+      *where = i;
+      return false;
+    }
+  }
+  return true;
+}
+
+struct CaseRun {
+  explicit CaseRun(int n_) : n(n_), world(hub(n_), Run::engine_opts()), cases(make_cases(n_)) {
+    std::vector<int> m(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) m[static_cast<size_t>(r)] = r;
+    members = std::make_shared<const std::vector<int>>(m);
+  }
+  static FakeHubOptions hub(int n) {
+    FakeHubOptions h;
+    h.ranks = n;
+    h.capacity_frames = 8;
+    h.max_payload = 4096;
+    return h;
+  }
+
+  int n;
+  FakeWorld world;
+  std::shared_ptr<const std::vector<int>> members;
+  std::vector<Case> cases;
+  std::atomic<bool> stop{false};
+  Failures failures;
+
+  void rank_main(int me) {
+    for (size_t k = 0; k < cases.size() && !stop; ++k) {
+      const Case &cs = cases[k];
+      CollContext c(world.engine(me), members, me, kCtx + 1, static_cast<int>(k), Deadline::AfterMs(kDeadlineMs));
+      Status st = run_case(c, cs, k * 7919 + static_cast<uint64_t>(n), me);
+      if (!st.ok()) {
+        failures.add("n=%d rank %d: %s failed: %d %s", n, me, cs.describe().c_str(), static_cast<int>(st.code()),
+                     st.message().c_str());
+        stop = true;
+        for (int r = 0; r < n; ++r)
+          world.engine(r).abort_context(kCtx + 1, xc::Error(XC_ERR_ABORTED, "another rank failed"));
+        return;
+      }
+    }
+  }
+
+  Status run_case(CollContext &c, const Case &cs, uint64_t seed, int me) {
+    size_t es = xc::dtype_size(cs.dtype), cnt = cs.count, un = static_cast<size_t>(n);
+    bool root = me == cs.root;
+    CollDesc d;
+    d.kind = cs.kind;
+    d.dtype = cs.dtype;
+    d.op = cs.op;
+    d.root = cs.root;
+    d.count = cnt;
+    d.in_place = cs.in_place;
+    std::vector<char> send, recv, want;
+    bool recv_null = false;  // recvbuf passed as nullptr (non-roots of reduce/gather, scatter root in place)
+    bool reduced = false;    // want's first red_count elements compare as a reduction
+    size_t red_count = 0;
+    std::vector<double> mag;
+    auto sentinel = [](std::vector<char> &v, size_t bytes) { v.assign(bytes, static_cast<char>(0xee)); };
+    auto input = [&](int q, size_t elems) {
+      std::vector<char> v(elems * es);
+      fill_input(v.data(), elems, cs.dtype, cs.op, seed, q);
+      return v;
+    };
+    auto all_inputs = [&](size_t elems) {
+      std::vector<std::vector<char>> v;
+      for (int q = 0; q < n; ++q) v.push_back(input(q, elems));
+      return v;
+    };
+    switch (cs.kind) {
+      case CollKind::kBarrier: break;
+      case CollKind::kBroadcast:
+        want = input(cs.root, cnt);
+        if (root) recv = want; else sentinel(recv, cnt * es);
+        break;
+      case CollKind::kReduce:
+      case CollKind::kAllreduce:
+      case CollKind::kScan:
+      case CollKind::kExscan: {
+        auto ins = all_inputs(cnt);
+        bool has_out = cs.kind != CollKind::kReduce || root;
+        if (cs.in_place && cs.kind == CollKind::kReduce && !root) d.in_place = false;  // root only
+        if (d.in_place) recv = ins[static_cast<size_t>(me)]; else { send = ins[static_cast<size_t>(me)]; sentinel(recv, has_out ? cnt * es : 0); }
+        recv_null = !has_out;
+        want = recv;
+        int first = 0, last = n - 1;
+        if (cs.kind == CollKind::kScan) last = me;
+        if (cs.kind == CollKind::kExscan) last = me - 1;
+        if (has_out && last >= first) {
+          reference_reduce(ins, first, last, 0, cnt, cs.dtype, cs.op, want.data(), &mag);
+          reduced = true;
+          red_count = cnt;
+        }
+        break;
+      }
+      case CollKind::kReduceScatter:
+      case CollKind::kReduceScatterv: {
+        if (cs.kind == CollKind::kReduceScatterv)
+          for (int q = 0; q < n; ++q) d.recvcounts.push_back(vcount(cnt, q));
+        else
+          d.recvcounts.assign(un, cnt);
+        size_t total = 0, off = 0;
+        for (int q = 0; q < n; ++q) {
+          if (q < me) off += d.recvcounts[static_cast<size_t>(q)];
+          total += d.recvcounts[static_cast<size_t>(q)];
+        }
+        size_t mine = d.recvcounts[static_cast<size_t>(me)];
+        if (cs.kind == CollKind::kReduceScatterv) d.count = mine; else d.recvcounts.clear();
+        auto ins = all_inputs(total);
+        if (d.in_place) recv = ins[static_cast<size_t>(me)]; else { send = ins[static_cast<size_t>(me)]; sentinel(recv, mine * es); }
+        want = recv;
+        reference_reduce(ins, 0, n - 1, off, mine, cs.dtype, cs.op, want.data(), &mag);
+        reduced = true;
+        red_count = mine;
+        if (d.in_place) want.resize(mine * es);  // the rest of the input is scratch
+        break;
+      }
+      case CollKind::kAllgather:
+      case CollKind::kAllgatherv:
+      case CollKind::kGather:
+      case CollKind::kGatherv: {
+        bool v = cs.kind == CollKind::kAllgatherv || cs.kind == CollKind::kGatherv;
+        bool all = cs.kind == CollKind::kAllgather || cs.kind == CollKind::kAllgatherv;
+        bool gets = all || root;
+        if (cs.in_place && !gets) d.in_place = false;
+        std::vector<size_t> counts(un, cnt), displs(un);
+        size_t extent = un * cnt;
+        if (v) {
+          for (int q = 0; q < n; ++q) counts[static_cast<size_t>(q)] = vcount(cnt, q);
+          displs = reverse_displs(counts, &extent);
+        } else {
+          for (size_t q = 0; q < un; ++q) displs[q] = q * cnt;
+        }
+        d.count = counts[static_cast<size_t>(me)];
+        if (v && gets) {
+          d.recvcounts = counts;
+          d.rdispls = displs;
+        }
+        std::vector<char> mine(d.count * es);
+        block_data(mine.data(), d.count, cs.dtype, seed, me, 0);
+        if (gets) {
+          sentinel(want, extent * es);
+          for (int q = 0; q < n; ++q)
+            block_data(want.data() + displs[static_cast<size_t>(q)] * es, counts[static_cast<size_t>(q)], cs.dtype, seed, q, 0);
+          sentinel(recv, extent * es);
+        } else {
+          recv_null = true;
+        }
+        if (d.in_place) {
+          if (!mine.empty()) memcpy(recv.data() + displs[static_cast<size_t>(me)] * es, mine.data(), mine.size());
+        } else {
+          send = mine;
+        }
+        break;
+      }
+      case CollKind::kScatter:
+      case CollKind::kScatterv: {
+        bool v = cs.kind == CollKind::kScatterv;
+        std::vector<size_t> counts(un, cnt), displs(un);
+        size_t extent = un * cnt;
+        if (v) {
+          for (int q = 0; q < n; ++q) counts[static_cast<size_t>(q)] = vcount(cnt, q);
+          displs = reverse_displs(counts, &extent);
+        } else {
+          for (size_t q = 0; q < un; ++q) displs[q] = q * cnt;
+        }
+        d.count = counts[static_cast<size_t>(me)];
+        if (cs.in_place && !root) d.in_place = false;
+        if (root) {
+          sentinel(send, extent * es);
+          for (int q = 0; q < n; ++q)
+            block_data(send.data() + displs[static_cast<size_t>(q)] * es, counts[static_cast<size_t>(q)], cs.dtype, seed, cs.root, q);
+          if (v) {
+            d.sendcounts = counts;
+            d.sdispls = displs;
+          }
+        }
+        if (d.in_place) {
+          recv_null = true;
+        } else {
+          sentinel(recv, d.count * es);
+          want.resize(d.count * es);
+          block_data(want.data(), d.count, cs.dtype, seed, cs.root, me);
+        }
+        break;
+      }
+      case CollKind::kAlltoall:
+      case CollKind::kAlltoallv: {
+        bool v = cs.kind == CollKind::kAlltoallv;
+        std::vector<size_t> rc(un, cnt), rd(un), sc(un, cnt), sd(un);
+        size_t rext = un * cnt, sext = un * cnt;
+        if (v) {
+          for (int q = 0; q < n; ++q) {
+            rc[static_cast<size_t>(q)] = vcount(cnt, q, me);
+            sc[static_cast<size_t>(q)] = vcount(cnt, me, q);
+          }
+          rd = reverse_displs(rc, &rext);
+          size_t at = 0;
+          for (size_t q = 0; q < un; ++q) {
+            sd[q] = at;
+            at += sc[q];
+          }
+          sext = at;
+          if (d.in_place) {
+            sd = rd;
+            sext = rext;
+          }
+          d.recvcounts = rc;
+          d.rdispls = rd;
+          d.sendcounts = sc;
+          d.sdispls = sd;
+        } else {
+          for (size_t q = 0; q < un; ++q) rd[q] = sd[q] = q * cnt;
+        }
+        std::vector<char> in;
+        sentinel(in, sext * es);
+        for (int q = 0; q < n; ++q)
+          block_data(in.data() + sd[static_cast<size_t>(q)] * es, sc[static_cast<size_t>(q)], cs.dtype, seed, me, q);
+        sentinel(want, rext * es);
+        for (int q = 0; q < n; ++q)
+          block_data(want.data() + rd[static_cast<size_t>(q)] * es, rc[static_cast<size_t>(q)], cs.dtype, seed, q, me);
+        if (d.in_place) {
+          recv = in;
+        } else {
+          send = in;
+          sentinel(recv, rext * es);
+        }
+        break;
+      }
+    }
+    // Scatter's in-place marker is recvbuf; its root always reads sendbuf.
+    bool scatter = cs.kind == CollKind::kScatter || cs.kind == CollKind::kScatterv;
+    d.sendbuf = (d.in_place && !scatter) || send.empty() ? nullptr : send.data();
+    d.recvbuf = recv_null ? nullptr : recv.data();
+    XC_TRY(xc::algo::run_algorithm(c, d, cs.algo));
+    char where[64];
+    snprintf(where, sizeof where, "n=%d rank %d", n, me);
+    if (recv_null) return Status::Ok();
+    size_t check = std::min(recv.size(), want.size());
+    if (recv.size() < want.size()) {
+      failures.add("%s: %s: receive buffer shorter than expected", where, cs.describe().c_str());
+      return Status::Ok();
+    }
+    size_t at = 0;
+    if (reduced) {
+      if (!reduction_matches(recv.data(), want.data(), red_count, cs.dtype, cs.op, n, mag, &at))
+        failures.add("%s: %s: element %zu is %.17g, expected %.17g", where, cs.describe().c_str(), at,
+                     is_int(cs.dtype) ? 0.0 : float_at(recv.data(), at, cs.dtype),
+                     is_int(cs.dtype) ? 0.0 : float_at(want.data(), at, cs.dtype));
+      size_t head = red_count * es;
+      if (check > head && memcmp(recv.data() + head, want.data() + head, check - head) != 0)
+        failures.add("%s: %s: bytes after the result changed", where, cs.describe().c_str());
+    } else if (check && memcmp(recv.data(), want.data(), check) != 0) {
+      while (at < check && recv[at] == want[at]) ++at;
+      failures.add("%s: %s: byte %zu of %zu is wrong", where, cs.describe().c_str(), at, check);
+    }
+    return Status::Ok();
+  }
+};
+
+void run_cases(int n) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto run = std::make_unique<CaseRun>(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) threads.emplace_back([&run, r] { run->rank_main(r); });
+  for (auto &t : threads) t.join();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  printf("  n=%d: %zu cases through run_algorithm in %lld ms\n", n, run->cases.size(), static_cast<long long>(ms));
+  for (const auto &m : run->failures.msgs) print_error("%s\n", m.c_str());
+  assert_int_equal(run->failures.total, 0);
+}
+
+void every_algorithm_n1(void **) { run_cases(1); }
+void every_algorithm_n2(void **) { run_cases(2); }
+void every_algorithm_n3(void **) { run_cases(3); }
+void every_algorithm_n4(void **) { run_cases(4); }
+void every_algorithm_n5(void **) { run_cases(5); }
+void every_algorithm_n6(void **) { run_cases(6); }
+void every_algorithm_n8(void **) { run_cases(8); }
+
+// ---- the selector and XC_ALGO --------------------------------------------------
+
+void selector_policy(void **) {
+  using xc::algo::choose;
+  using xc::algo::Locality;
+  Locality remote, local{true, false}, local_cma{true, true};
+  assert_true(choose(CollKind::kAllreduce, 100, 1, remote) == Algo::kLocal);
+  assert_true(choose(CollKind::kAllreduce, 1024, 4, remote) == Algo::kRecursiveDoubling);
+  assert_true(choose(CollKind::kAllreduce, 1 << 20, 4, remote) == Algo::kRing);
+  assert_true(choose(CollKind::kAlltoall, 4 * 8, 4, remote) == Algo::kBruck);
+  assert_true(choose(CollKind::kAlltoall, 4 << 20, 4, remote) == Algo::kPairwise);
+  assert_true(choose(CollKind::kBarrier, 1 << 30, 4, local) == Algo::kShmOneShot);
+  assert_true(choose(CollKind::kAllreduce, 1024, 4, local) == Algo::kShmOneShot);
+  assert_true(choose(CollKind::kAllreduce, 64 << 20, 4, local) == Algo::kShmTwoShot);
+  assert_true(choose(CollKind::kAllreduce, 64 << 20, 4, local_cma) == Algo::kShmSingleCopy);
+  assert_true(choose(CollKind::kAllgather, 64 << 20, 4, local) == Algo::kRing);
+  // Sizes only some ranks know: never one-shot.
+  assert_true(choose(CollKind::kGatherv, 0, 4, local) == Algo::kLinear);
+  assert_true(choose(CollKind::kAlltoallv, 0, 4, local_cma) == Algo::kShmSingleCopy);
+  // Every default is an algorithm of its op.
+  for (int k = 0; k < xc::kCollKindCount; ++k)
+    for (size_t bytes : {size_t(0), size_t(100), size_t(1) << 16, size_t(1) << 26})
+      for (int n : {1, 2, 3, 8})
+        for (Locality l : {remote, local, local_cma})
+          assert_true(xc::algo::algo_applies(static_cast<CollKind>(k), choose(static_cast<CollKind>(k), bytes, n, l)));
+}
+
+void xc_algo_parsing(void **) {
+  using xc::algo::forced_algo;
+  bool forced = false;
+  Algo a = Algo::kLocal;
+  assert_true(forced_algo("", CollKind::kAllreduce, &forced, &a).ok());
+  assert_false(forced);
+  assert_true(forced_algo("ring", CollKind::kAllreduce, &forced, &a).ok());
+  assert_true(forced && a == Algo::kRing);
+  assert_true(forced_algo("ring", CollKind::kAlltoall, &forced, &a).ok());  // no ring there: not forced
+  assert_false(forced);
+  assert_true(forced_algo(" allreduce = ring , alltoall=bruck", CollKind::kAlltoall, &forced, &a).ok());
+  assert_true(forced && a == Algo::kBruck);
+  assert_true(forced_algo("ring,reduce_scatter=pairwise", CollKind::kReduceScatter, &forced, &a).ok());
+  assert_true(forced && a == Algo::kPairwise);
+  assert_true(forced_algo("ring,reduce_scatter=pairwise", CollKind::kAllgather, &forced, &a).ok());
+  assert_true(forced && a == Algo::kRing);
+  // An algorithm the op lacks: an error at that op only, naming the choices.
+  Status st = forced_algo("allreduce=bruck", CollKind::kAllreduce, &forced, &a);
+  assert_int_equal(st.code(), XC_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(st.message().c_str(), "allreduce has no algorithm 'bruck'"));
+  assert_non_null(strstr(st.message().c_str(), "recursive_doubling, ring"));
+  assert_true(forced_algo("allreduce=bruck", CollKind::kAlltoall, &forced, &a).ok());
+  // Unknown names: an error at every op.
+  st = forced_algo("rnig", CollKind::kBarrier, &forced, &a);
+  assert_int_equal(st.code(), XC_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(st.message().c_str(), "unknown algorithm 'rnig'"));
+  st = forced_algo("allredcue=ring", CollKind::kBarrier, &forced, &a);
+  assert_int_equal(st.code(), XC_ERR_INVALID_ARGUMENT);
+  assert_non_null(strstr(st.message().c_str(), "unknown op 'allredcue'"));
+}
+
 }  // namespace
 
 int main() {
@@ -535,6 +1026,15 @@ int main() {
       cmocka_unit_test(collectives_n7),
       cmocka_unit_test(collectives_n8),
       cmocka_unit_test(allreduce_fails_fast_when_a_rank_dies),
+      cmocka_unit_test(every_algorithm_n1),
+      cmocka_unit_test(every_algorithm_n2),
+      cmocka_unit_test(every_algorithm_n3),
+      cmocka_unit_test(every_algorithm_n4),
+      cmocka_unit_test(every_algorithm_n5),
+      cmocka_unit_test(every_algorithm_n6),
+      cmocka_unit_test(every_algorithm_n8),
+      cmocka_unit_test(selector_policy),
+      cmocka_unit_test(xc_algo_parsing),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
