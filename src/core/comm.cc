@@ -7,8 +7,10 @@
 #include <mutex>
 
 #include "algo/algorithms.h"
+#include "algo/shm_coll.h"
 #include "bootstrap/launcher.h"
 #include "bootstrap/unique_id.h"
+#include "core/coll_queue.h"
 #include "core/env.h"
 #include "core/host_id.h"
 #include "core/log.h"
@@ -44,6 +46,9 @@ Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int m
   comm->ctx = ctx;
   comm->timeout_ms = effective_timeout_ms(cfg);
   comm->name = cfg.name ? cfg.name : name;
+  // Every member on this host: the collectives may share memory (the segment
+  // is made lazily, by the first op that uses it).
+  if (comm->size > 1 && comm->local_size == comm->size) comm->shm_coll = std::make_shared<algo::ShmColl>();
   *out = comm.release();
   return Status::Ok();
 }
@@ -113,6 +118,7 @@ std::string store_key(const xc_comm_s *comm, const char *what, int seq) {
 Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::vector<SplitRecord> *all, int *seq) {
   all->assign(static_cast<size_t>(parent->size), SplitRecord{});
   (*all)[static_cast<size_t>(parent->rank)] = mine;
+  coll_queue_drain(parent);  // collectives started earlier run first, in order
   algo::CollContext c = make_coll_context(parent);
   *seq = c.seq();
   if (parent->fabric->reaches_all(*parent->members)) return algo::allgather_ring(c, all->data(), sizeof(SplitRecord));
@@ -363,6 +369,7 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
 Status comm_dup(xc_comm_s *comm, xc_comm_s **out) { return comm_split(comm, 0, comm->rank, nullptr, out); }
 
 Status comm_free(xc_comm_s *comm) {
+  coll_queue_shutdown(comm);  // started collectives finish (or time out) first; the worker is joined
   // Synchronise so no rank tears down while a peer still needs its messages;
   // skipped after an abort or a failure, where it could only time out.
   if (!comm->aborted.load() && !comm->broken.load() && comm->fabric->engine().first_failed(*comm->members) < 0) {
@@ -386,6 +393,7 @@ Status comm_free(xc_comm_s *comm) {
 void comm_abort(xc_comm_s *comm) {
   comm->aborted.store(true);
   Status why = Error(XC_ERR_ABORTED, "the communicator was aborted");
+  coll_queue_abort(comm, why);  // queued collectives fail; the running one fails with its context below
   comm->fabric->engine().abort_context(comm->ctx, why);
   comm->fabric->engine().abort_context(comm->ctx + 1, why);
 }

@@ -23,13 +23,16 @@ const std::vector<EnvVar> &env_registry() {
       {"XC_SHM_EAGER_BYTES", "8192", "Messages up to this size are sent eagerly; larger ones wait for the receiver."},
       {"XC_SHM_CHUNK_BYTES", "65536", "Size of the pieces a large message is pipelined in through the ring."},
       {"XC_SHM_LARGE", "copy", "Large-message path on one host: copy (pipelined through shared memory) or cma (process_vm_readv)."},
-      {"XC_SPIN", "", "Polls a waiting rank spins before it sleeps (default: 2000, or 50 when ranks outnumber cores)."},
+      {"XC_SPIN", "", "Polls a waiting rank spins before it sleeps (default: 2000, or 20 when ranks outnumber cores; then it polls with sched_yield)."},
+      {"XC_SHM_COLL_SPIN", "", "Polls a rank spins in a shared-memory collective before it yields the core (default: 2000, or 0 when ranks outnumber cores)."},
+      {"XC_SHM_COLL_CMA", "1", "0: never let shared-memory collectives read peers' memory with process_vm_readv (single copy)."},
       {"XC_TOPO_FILE", "", "Read the host topology from this JSON description (as under tests/topo/) instead of probing the machine."},
       {"XC_LOCAL_GPU", "", "Index of the GPU nearest this rank (set by xcrun: local rank modulo the number of GPUs; unset without GPUs)."},
       {"XC_LOCAL_NIC", "", "Network interface nearest this rank (set by xcrun: one on the rank's NUMA node, else the first)."},
       {"XC_TOPO_PEER_TEST", "1", "1: try every GPU pair the driver allows with a real 1 MiB peer copy, once per process; 0: trust the driver."},
       {"XC_NVML_LIBRARY", "", "Path of libnvidia-ml.so.1 to load (default: the loader's search)."},
       {"XC_CUDART_LIBRARY", "", "Path of the CUDA runtime to load (default: libcudart.so, then .so.13, then .so.12, by the loader's search)."},
+      {"XC_ALGO", "", "Force collective algorithms: a name for every op that has it (ring) and/or op=name items, comma-separated (allreduce=ring,alltoall=bruck). Names: dissemination, binomial, scatter_allgather, reduce_scatter_gather, recursive_doubling, ring, bruck, linear, pairwise, shm_oneshot, shm_single_copy, shm_twoshot; xc-info lists each op's choices."},
       {"XC_CPU_ISA", "", "Force the host reduction kernels' instruction set: scalar, avx2 or avx512 (default: the best this CPU has)."},
   };
   return vars;

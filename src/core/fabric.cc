@@ -33,8 +33,9 @@ struct RankCard {
 int default_spin(size_t local_ranks) {
   if (env_is_set("XC_SPIN")) return static_cast<int>(std::max<int64_t>(1, env_get_int("XC_SPIN")));
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  // More ranks than cores: a spinning rank steals the core its peer needs.
-  return static_cast<long>(local_ranks) > cores ? 50 : 2000;
+  // More ranks than cores: a spinning rank steals the core its peer needs,
+  // so it soon turns to sched_yield polling (P2pEngine::wait).
+  return static_cast<long>(local_ranks) > cores ? 20 : 2000;
 }
 
 }  // namespace

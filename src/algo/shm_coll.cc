@@ -1,0 +1,157 @@
+// ShmColl: the lazy, collective set-up of a communicator's shared segment,
+// and what one-shot stages per op (for the selector).
+#include "algo/shm_coll.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+#include "algo/shm_state.h"
+#include "core/dtype.h"
+#include "core/env.h"
+#include "core/log.h"
+
+namespace xc::algo {
+
+namespace {
+
+constexpr uint64_t kProbeMagic = 0x78636d6170726f62ULL;  // "xcmaprob"
+constexpr size_t kNameBytes = 128;
+
+size_t segment_bytes(int n) {
+  size_t per_rank = sizeof(ShmCtrl) + 2 * kShmOneShotMaxBytes + 2 * kShmTwoShotSlotBytes;
+  return sizeof(ShmHeader) + sizeof(shm::Doorbell) + static_cast<size_t>(n) * per_rank;
+}
+
+// Unique on this host; under xcrun it starts like every segment of the job,
+// so xcrun's sweep removes it after a crash.
+std::string segment_name() {
+  static std::atomic<unsigned> counter{0};
+  const char *job = getenv("XC_JOB_ID");
+  char name[kNameBytes];
+  snprintf(name, sizeof name, "/xcomm-%s-coll-%ld-%u", job && *job ? job : "solo", static_cast<long>(getpid()),
+           counter.fetch_add(1));
+  return name;
+}
+
+void layout(ShmState &st) {
+  char *base = static_cast<char *>(st.segment.base());
+  st.header = reinterpret_cast<ShmHeader *>(base);
+  st.bell = reinterpret_cast<shm::Doorbell *>(base + sizeof(ShmHeader));
+  st.ctrl = reinterpret_cast<ShmCtrl *>(base + sizeof(ShmHeader) + sizeof(shm::Doorbell));
+  st.oneshot = reinterpret_cast<char *>(st.ctrl + st.nranks);
+  st.twoshot = st.oneshot + static_cast<size_t>(st.nranks) * 2 * kShmOneShotMaxBytes;
+}
+
+// Can this process read rank r's memory with process_vm_readv (ptrace rules)?
+bool probe_cma(ShmState &st, int r) {
+  uint64_t got = 0;
+  struct iovec local = {&got, sizeof got};
+  struct iovec far = {reinterpret_cast<void *>(st.ctrl[r].probe_addr), sizeof got};
+  ssize_t n = process_vm_readv(static_cast<pid_t>(st.ctrl[r].pid), &local, 1, &far, 1, 0);
+  return n == static_cast<ssize_t>(sizeof got) && got == kProbeMagic;
+}
+
+}  // namespace
+
+ShmColl::ShmColl() = default;
+ShmColl::~ShmColl() = default;
+
+bool ShmColl::ready() const { return state_ != nullptr; }
+bool ShmColl::single_copy_ok() const { return state_ && state_->cma_ok; }
+
+Status ShmColl::ensure(CollContext &c) {
+  if (state_) return Status::Ok();
+  auto st = std::make_unique<ShmState>();
+  int n = c.size(), me = c.rank();
+  st->nranks = n;
+  st->rank = me;
+  size_t bytes = segment_bytes(n);
+  char name[kNameBytes] = {};
+  if (me == 0) {
+    std::string s = segment_name();
+    snprintf(name, sizeof name, "%s", s.c_str());
+    XC_TRY_CTX(shm::Segment::create(name, bytes, &st->segment), "shared-memory collectives");
+    for (int r = 1; r < n; ++r) XC_TRY(c.send(r, name, sizeof name));
+  } else {
+    XC_TRY(c.recv(0, name, sizeof name));
+    name[kNameBytes - 1] = '\0';
+    XC_TRY_CTX(shm::Segment::attach(name, bytes, &st->segment), "shared-memory collectives");
+  }
+  layout(*st);
+  for (int r = 0; r < n; ++r) st->fabric_ranks.push_back(c.fabric_rank(r));
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  st->oversubscribed = cores > 0 && n > cores;
+  // Oversubscribed, the peer we wait for may need our core: yield at once.
+  st->spin = env_is_set("XC_SHM_COLL_SPIN") ? static_cast<int>(env_get_int("XC_SHM_COLL_SPIN"))
+                                            : (st->oversubscribed ? 0 : 2000);
+  st->scratch.resize(3 * kShmCmaChunkBytes);
+  st->facc.resize(kShmCmaChunkBytes / 2);
+  st->ftmp.resize(kShmCmaChunkBytes / 2);
+  st->probe_word = kProbeMagic;
+
+  ShmState &s = *st;
+  s.ctrl[me].pid = getpid();
+  s.ctrl[me].probe_addr = reinterpret_cast<uint64_t>(&s.probe_word);
+  s.header->joined.fetch_add(1, std::memory_order_acq_rel);
+  s.notify();
+  XC_TRY(s.wait(c, "every rank to map the segment",
+                [&] { return s.header->joined.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
+  if (me == 0) s.segment.unlink();
+  s.pids.resize(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) s.pids[static_cast<size_t>(r)] = static_cast<pid_t>(s.ctrl[r].pid);
+
+  // Single copy works only if every rank may read every other one; the
+  // kernel's rule is symmetric for ranks of one user, so one neighbour each
+  // (and everyone's verdict ANDed) tells.
+  bool ok = env_get_int("XC_SHM_COLL_CMA") != 0 && (n == 1 || probe_cma(s, (me + 1) % n));
+  if (!ok) s.header->cma_bad.store(1, std::memory_order_release);
+  s.header->tested.fetch_add(1, std::memory_order_acq_rel);
+  s.notify();
+  XC_TRY(s.wait(c, "every rank to probe single-copy",
+                [&] { return s.header->tested.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
+  s.cma_ok = s.header->cma_bad.load(std::memory_order_acquire) == 0;
+  XC_INFO("shared-memory collectives over %d ranks ready (%zu bytes; single-copy %s)", n, bytes,
+          s.cma_ok ? "on" : "off");
+  state_ = std::move(st);
+  return Status::Ok();
+}
+
+size_t shm_oneshot_bytes(const CollDesc &d, int nranks) {
+  size_t es = dtype_size(d.dtype), n = static_cast<size_t>(nranks);
+  auto sum = [](const std::vector<size_t> &v) {
+    size_t t = 0;
+    for (size_t x : v) t += x;
+    return t;
+  };
+  switch (d.kind) {
+    case CollKind::kBarrier: return 0;
+    case CollKind::kBroadcast:
+    case CollKind::kReduce:
+    case CollKind::kAllreduce:
+    case CollKind::kScan:
+    case CollKind::kExscan:
+    case CollKind::kAllgather:
+    case CollKind::kGather: return d.count * es;
+    case CollKind::kScatter:
+    case CollKind::kReduceScatter:
+    case CollKind::kAlltoall: return n * d.count * es;
+    case CollKind::kAllgatherv: {
+      size_t most = 0;
+      for (size_t x : d.recvcounts) most = x > most ? x : most;
+      return most * es;
+    }
+    case CollKind::kReduceScatterv: return sum(d.recvcounts) * es;
+    // Only the root (gatherv, scatterv) or each rank alone (alltoallv) knows
+    // these sizes, so the ranks could not agree on one-shot: never.
+    case CollKind::kGatherv:
+    case CollKind::kScatterv:
+    case CollKind::kAlltoallv: return SIZE_MAX;
+  }
+  return SIZE_MAX;
+}
+
+}  // namespace xc::algo

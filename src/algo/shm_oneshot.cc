@@ -1,0 +1,189 @@
+// One-shot: each rank copies its input into its slot of this op's parity and
+// publishes its arrival; readers take what they need straight from the
+// slots. One copy in, one copy (or reduction) out, and a barrier made of the
+// arrival flags alone.
+#include <cstring>
+#include <numeric>
+
+#include "algo/shm_coll.h"
+#include "algo/shm_reduce.h"
+#include "algo/shm_state.h"
+#include "core/dtype.h"
+
+namespace xc::algo {
+
+namespace {
+
+struct OneShot {
+  CollContext &c;
+  const CollDesc &d;
+  ShmState &st;
+  uint64_t s;
+  int n, r;
+  size_t es;
+  bool inl;  // staged in the arrival record itself (<= kShmInlineBytes)
+
+  const char *input() const {
+    return d.in_place ? static_cast<const char *>(d.recvbuf) : static_cast<const char *>(d.sendbuf);
+  }
+  char *out() const { return static_cast<char *>(d.recvbuf); }
+  char *my_slot() const { return inl ? st.inline_data(r, s) : st.slot(r, s); }
+  const char *slot(int j) const { return inl ? st.inline_data(j, s) : st.slot(j, s); }
+  void stage(const void *src, size_t bytes) {
+    if (bytes) memcpy(my_slot(), src, bytes);
+  }
+  void arrive() {
+    if (inl)
+      st.arrive_inline(c, s);
+    else
+      st.arrive(c, s, nullptr, nullptr);
+  }
+  int avg(int m) const { return d.op == XC_AVG ? m : 0; }
+
+  // out = slot(0..m) reduced, at byte offset off of each slot.
+  void reduce_slots(void *dst, size_t count, int m, size_t off) {
+    const char *srcs[64];
+    std::vector<const char *> many;
+    const char **p = srcs;
+    if (m > 64) {
+      many.resize(static_cast<size_t>(m));
+      p = many.data();
+    }
+    for (int j = 0; j < m; ++j) p[j] = slot(j);
+    shm_reduce_ptrs(st, dst, count, d.dtype, d.op, m, avg(m), p, off);
+  }
+
+  Status run();
+};
+
+Status OneShot::run() {
+  size_t bytes = d.count * es;
+  switch (d.kind) {
+    case CollKind::kBarrier:
+      arrive();
+      return st.wait_all_arrived(c, s);
+
+    case CollKind::kBroadcast:
+      if (r == d.root) stage(d.recvbuf, bytes);
+      arrive();
+      if (r == d.root) return Status::Ok();
+      XC_TRY(st.wait_arrived(c, d.root, s));
+      if (bytes) memcpy(out(), slot(d.root), bytes);
+      return Status::Ok();
+
+    case CollKind::kReduce:
+      stage(input(), bytes);
+      arrive();
+      if (r != d.root) return Status::Ok();
+      XC_TRY(st.wait_all_arrived(c, s));
+      reduce_slots(out(), d.count, n, 0);
+      return Status::Ok();
+
+    case CollKind::kAllreduce:
+      stage(input(), bytes);
+      arrive();
+      XC_TRY(st.wait_all_arrived(c, s));
+      reduce_slots(out(), d.count, n, 0);
+      return Status::Ok();
+
+    case CollKind::kScan:
+    case CollKind::kExscan: {
+      stage(input(), bytes);
+      arrive();
+      int m = d.kind == CollKind::kScan ? r + 1 : r;
+      if (m == 0) return Status::Ok();  // exscan: rank 0's recvbuf stays untouched
+      for (int j = 0; j < m; ++j) XC_TRY(st.wait_arrived(c, j, s));
+      reduce_slots(out(), d.count, m, 0);
+      return Status::Ok();
+    }
+
+    case CollKind::kAllgather:
+    case CollKind::kAllgatherv: {
+      bool v = d.kind == CollKind::kAllgatherv;
+      auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
+      auto len = [&](int j) { return (v ? d.recvcounts[static_cast<size_t>(j)] : d.count) * es; };
+      stage(d.in_place ? out() + off(r) : input(), bytes);
+      arrive();
+      if (!d.in_place && bytes) memcpy(out() + off(r), d.sendbuf, bytes);
+      for (int j = 0; j < n; ++j) {
+        if (j == r) continue;
+        XC_TRY(st.wait_arrived(c, j, s));
+        if (len(j)) memcpy(out() + off(j), slot(j), len(j));
+      }
+      return Status::Ok();
+    }
+
+    case CollKind::kGather:
+      if (r != d.root) stage(d.sendbuf, bytes);
+      arrive();
+      if (r != d.root) return Status::Ok();
+      if (!d.in_place && bytes) memcpy(out() + static_cast<size_t>(r) * bytes, d.sendbuf, bytes);
+      for (int j = 0; j < n; ++j) {
+        if (j == r) continue;
+        XC_TRY(st.wait_arrived(c, j, s));
+        if (bytes) memcpy(out() + static_cast<size_t>(j) * bytes, slot(j), bytes);
+      }
+      return Status::Ok();
+
+    case CollKind::kScatter:
+      if (r == d.root) stage(d.sendbuf, static_cast<size_t>(n) * bytes);
+      arrive();
+      if (r == d.root) {
+        if (!d.in_place && bytes) memcpy(out(), static_cast<const char *>(d.sendbuf) + static_cast<size_t>(r) * bytes, bytes);
+        return Status::Ok();
+      }
+      XC_TRY(st.wait_arrived(c, d.root, s));
+      if (bytes) memcpy(out(), slot(d.root) + static_cast<size_t>(r) * bytes, bytes);
+      return Status::Ok();
+
+    case CollKind::kReduceScatter:
+    case CollKind::kReduceScatterv: {
+      bool v = d.kind == CollKind::kReduceScatterv;
+      size_t total = v ? std::accumulate(d.recvcounts.begin(), d.recvcounts.end(), size_t{0}) : static_cast<size_t>(n) * d.count;
+      size_t first = v ? std::accumulate(d.recvcounts.begin(), d.recvcounts.begin() + r, size_t{0}) : static_cast<size_t>(r) * d.count;
+      stage(input(), total * es);
+      arrive();
+      XC_TRY(st.wait_all_arrived(c, s));
+      reduce_slots(out(), d.count, n, first * es);
+      return Status::Ok();
+    }
+
+    case CollKind::kAlltoall:
+      stage(input(), static_cast<size_t>(n) * bytes);
+      arrive();
+      for (int j = 0; j < n; ++j) {
+        XC_TRY(st.wait_arrived(c, j, s));
+        if (bytes) memcpy(out() + static_cast<size_t>(j) * bytes, slot(j) + static_cast<size_t>(r) * bytes, bytes);
+      }
+      return Status::Ok();
+
+    case CollKind::kGatherv:
+    case CollKind::kScatterv:
+    case CollKind::kAlltoallv: break;
+  }
+  return Error(XC_ERR_UNSUPPORTED, "shm one-shot does not run %s", coll_kind_name(d.kind));
+}
+
+}  // namespace
+
+Status shm_oneshot(CollContext &c, const CollDesc &d) {
+  if (d.kind == CollKind::kGatherv || d.kind == CollKind::kScatterv || d.kind == CollKind::kAlltoallv) {
+    // No rank knows every size here, so no staging plan all agree on: these
+    // go single-copy, which every rank picks alike (the probe was agreed).
+    XC_TRY(c.shm()->ensure(c));
+    if (c.shm()->single_copy_ok()) return shm_single_copy(c, d);
+  }
+  size_t need = shm_oneshot_bytes(d, c.size());
+  if (need > kShmOneShotMaxBytes)
+    return Error(XC_ERR_UNSUPPORTED, "shm one-shot cannot stage %s of %zu bytes per rank (limit %zu)",
+                 coll_kind_name(d.kind), need, kShmOneShotMaxBytes);
+  XC_TRY(c.shm()->ensure(c));
+  ShmState &st = *c.shm()->state();
+  // need is alike on every rank (allgatherv: the largest block), so all
+  // ranks agree whether the payload travels inline.
+  OneShot o{c, d, st, 0, c.size(), c.rank(), dtype_size(d.dtype), need <= kShmInlineBytes};
+  XC_TRY(st.enter(c, &o.s));
+  return o.run();
+}
+
+}  // namespace xc::algo

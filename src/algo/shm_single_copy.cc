@@ -1,0 +1,256 @@
+// Single copy: ranks publish their buffer addresses on arrival and read (or
+// write) peers' memory directly with process_vm_readv/writev. Reductions are
+// split by rank: rank r reduces slice r through a bounce buffer that stays in
+// cache, then everyone fetches the finished slices. A final "done" barrier
+// keeps every buffer alive until no peer reads it any more.
+#include <cstring>
+#include <numeric>
+
+#include "algo/shm_coll.h"
+#include "algo/shm_reduce.h"
+#include "algo/shm_state.h"
+#include "core/dtype.h"
+
+namespace xc::algo {
+
+namespace {
+
+struct SingleCopy {
+  CollContext &c;
+  const CollDesc &d;
+  ShmState &st;
+  uint64_t s;
+  int n, r;
+  size_t es;
+
+  uint64_t src(int j) const { return st.arrival(j, s).addr.src; }
+  uint64_t dst(int j) const { return st.arrival(j, s).addr.dst; }
+  uint64_t aux(int j) const { return st.arrival(j, s).addr.aux; }
+  const char *input() const {
+    return d.in_place ? static_cast<const char *>(d.recvbuf) : static_cast<const char *>(d.sendbuf);
+  }
+  char *out() const { return static_cast<char *>(d.recvbuf); }
+  char *spare() const { return const_cast<char *>(st.scratch.data()) + 2 * kShmCmaChunkBytes; }
+  // Slice i of count elements split n ways.
+  size_t slice_begin(size_t count, int i) const { return count * static_cast<size_t>(i) / static_cast<size_t>(n); }
+
+  // Elements [first, first + count) of ranks 0..m-1's inputs reduced in rank
+  // order; deliver(offset_elems, piece, len_elems) takes each finished chunk.
+  template <class Deliver>
+  Status reduce_range(size_t first, size_t count, int m, int avg_n, char *direct_out, Deliver deliver) {
+    size_t step = kShmCmaChunkBytes / es;
+    for (size_t done = 0; done < count; done += step) {
+      size_t len = std::min(step, count - done);
+      size_t off = (first + done) * es;
+      char *target = direct_out ? direct_out + done * es : spare();
+      XC_TRY(shm_reduce_chain(st, target, len, d.dtype, d.op, m, avg_n, [&](int j, char *scratch, const void **p) {
+        if (j == r) {
+          *p = input() + off;
+          return Status::Ok();
+        }
+        *p = scratch;
+        return st.cma_read(c, j, src(j) + off, scratch, len * es);
+      }));
+      XC_TRY(deliver(done, target, len));
+    }
+    return Status::Ok();
+  }
+  static Status nothing(size_t, const char *, size_t) { return Status::Ok(); }
+  int avg(int m) const { return d.op == XC_AVG ? m : 0; }
+
+  Status run();
+};
+
+Status SingleCopy::run() {
+  size_t bytes = d.count * es;
+  switch (d.kind) {
+    case CollKind::kBarrier:
+      st.arrive(c, s, nullptr, nullptr);
+      return st.wait_all_arrived(c, s);
+
+    case CollKind::kBroadcast: {
+      // Split in n parts: receiver q reads every part but part q, which the
+      // root writes into it, so the root's core copies too.
+      st.arrive(c, s, d.recvbuf, d.recvbuf);
+      auto part = [&](int i) { return bytes * static_cast<size_t>(i) / static_cast<size_t>(n); };
+      if (r == d.root) {
+        for (int q = 0; q < n; ++q) {
+          if (q == r) continue;
+          XC_TRY(st.wait_arrived(c, q, s));
+          XC_TRY(st.cma_write(c, q, dst(q) + part(q), out() + part(q), part(q + 1) - part(q)));
+        }
+      } else {
+        XC_TRY(st.wait_arrived(c, d.root, s));
+        for (int i = 0; i < n; ++i)
+          if (i != r) XC_TRY(st.cma_read(c, d.root, src(d.root) + part(i), out() + part(i), part(i + 1) - part(i)));
+      }
+      return st.finish(c, s);
+    }
+
+    case CollKind::kReduce:
+    case CollKind::kAllreduce: {
+      // Rank r reduces slice r chunk by chunk and WRITES each finished chunk,
+      // still in cache, into every other output (allreduce) or the root's:
+      // each result byte crosses once and nobody reads results back. Safe in
+      // place too: slice r of a peer's input is read by rank r alone, and
+      // chunk k of every input is read before chunk k of the result lands.
+      bool all = d.kind == CollKind::kAllreduce;
+      st.arrive(c, s, input(), d.recvbuf);
+      XC_TRY(st.wait_all_arrived(c, s));
+      size_t b = slice_begin(d.count, r), e = slice_begin(d.count, r + 1);
+      if (all || r == d.root) {
+        XC_TRY(reduce_range(b, e - b, n, avg(n), out() + b * es, [&](size_t done, const char *piece, size_t len) {
+          if (!all) return Status::Ok();
+          for (int k = 1; k < n; ++k) {
+            int j = (r + k) % n;
+            XC_TRY(st.cma_write(c, j, dst(j) + (b + done) * es, piece, len * es));
+          }
+          return Status::Ok();
+        }));
+      } else {
+        XC_TRY(reduce_range(b, e - b, n, avg(n), nullptr, [&](size_t done, const char *piece, size_t len) {
+          return st.cma_write(c, d.root, dst(d.root) + (b + done) * es, piece, len * es);
+        }));
+      }
+      return st.finish(c, s);
+    }
+
+    case CollKind::kReduceScatter:
+    case CollKind::kReduceScatterv: {
+      bool v = d.kind == CollKind::kReduceScatterv;
+      size_t first = v ? std::accumulate(d.recvcounts.begin(), d.recvcounts.begin() + r, size_t{0})
+                        : static_cast<size_t>(r) * d.count;
+      st.arrive(c, s, input(), d.recvbuf);
+      XC_TRY(st.wait_all_arrived(c, s));
+      // In place, peers still read the start of recvbuf: reduce into our own
+      // block (only we read it) and move it down once everyone is done.
+      char *target = d.in_place ? out() + first * es : out();
+      XC_TRY(reduce_range(first, d.count, n, avg(n), target, nothing));
+      XC_TRY(st.finish(c, s));
+      if (d.in_place && first && bytes) memmove(out(), target, bytes);
+      return Status::Ok();
+    }
+
+    case CollKind::kScan:
+    case CollKind::kExscan: {
+      st.arrive(c, s, input(), d.recvbuf);
+      int m = d.kind == CollKind::kScan ? r + 1 : r;
+      for (int j = 0; j < m; ++j) XC_TRY(st.wait_arrived(c, j, s));
+      // In place, our input is read by later ranks: reduce into the bounce
+      // buffer and copy out after everyone is done... unless nobody reads it.
+      if (m > 0) {
+        if (d.in_place && r < n - 1) {
+          if (st.scratch.size() < 3 * kShmCmaChunkBytes + bytes) st.scratch.resize(3 * kShmCmaChunkBytes + bytes);
+          char *hold = st.scratch.data() + 3 * kShmCmaChunkBytes;
+          XC_TRY(reduce_range(0, d.count, m, avg(m), hold, nothing));
+          XC_TRY(st.finish(c, s));
+          memcpy(out(), hold, bytes);
+          return Status::Ok();
+        }
+        XC_TRY(reduce_range(0, d.count, m, avg(m), out(), nothing));
+      }
+      return st.finish(c, s);
+    }
+
+    case CollKind::kAllgather:
+    case CollKind::kAllgatherv: {
+      bool v = d.kind == CollKind::kAllgatherv;
+      auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
+      auto len = [&](int j) { return (v ? d.recvcounts[static_cast<size_t>(j)] : d.count) * es; };
+      st.arrive(c, s, d.in_place ? out() + off(r) : d.sendbuf, d.recvbuf);
+      if (!d.in_place && bytes) memcpy(out() + off(r), d.sendbuf, bytes);
+      for (int k = 1; k < n; ++k) {
+        int j = (r + k) % n;  // start at different peers: spread the load
+        XC_TRY(st.wait_arrived(c, j, s));
+        XC_TRY(st.cma_read(c, j, src(j), out() + off(j), len(j)));
+      }
+      return st.finish(c, s);
+    }
+
+    case CollKind::kGather:
+    case CollKind::kGatherv: {
+      bool v = d.kind == CollKind::kGatherv;
+      st.arrive(c, s, d.in_place ? nullptr : d.sendbuf, d.recvbuf);
+      if (r == d.root) {
+        auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
+        if (!d.in_place && bytes) memcpy(out() + off(r), d.sendbuf, bytes);
+        if (v) {  // only the root knows where each block goes: it pulls
+          for (int j = 0; j < n; ++j) {
+            if (j == r) continue;
+            XC_TRY(st.wait_arrived(c, j, s));
+            XC_TRY(st.cma_read(c, j, src(j), out() + off(j), d.recvcounts[static_cast<size_t>(j)] * es));
+          }
+        }
+      } else if (!v) {  // every rank pushes its own block, in parallel
+        XC_TRY(st.wait_arrived(c, d.root, s));
+        XC_TRY(st.cma_write(c, d.root, dst(d.root) + static_cast<size_t>(r) * bytes, d.sendbuf, bytes));
+      }
+      return st.finish(c, s);
+    }
+
+    case CollKind::kScatter:
+    case CollKind::kScatterv: {
+      bool v = d.kind == CollKind::kScatterv;
+      st.arrive(c, s, d.sendbuf, d.recvbuf, v && r == d.root ? d.sdispls.data() : nullptr);
+      if (r == d.root) {
+        size_t off = (v ? d.sdispls[static_cast<size_t>(r)] : static_cast<size_t>(r) * d.count) * es;
+        if (!d.in_place && bytes) memcpy(out(), static_cast<const char *>(d.sendbuf) + off, bytes);
+      } else {
+        XC_TRY(st.wait_arrived(c, d.root, s));
+        size_t displ = static_cast<size_t>(r) * d.count;
+        if (v) XC_TRY(st.cma_read(c, d.root, aux(d.root) + static_cast<size_t>(r) * sizeof(size_t), &displ, sizeof displ));
+        XC_TRY(st.cma_read(c, d.root, src(d.root) + displ * es, out(), bytes));
+      }
+      return st.finish(c, s);
+    }
+
+    case CollKind::kAlltoall:
+    case CollKind::kAlltoallv: {
+      bool v = d.kind == CollKind::kAlltoallv;
+      size_t extent = static_cast<size_t>(n) * bytes;
+      if (v) {
+        extent = 0;
+        for (int j = 0; j < n; ++j)
+          extent = std::max(extent, (d.sdispls[static_cast<size_t>(j)] + d.sendcounts[static_cast<size_t>(j)]) * es);
+      }
+      const char *in = input();
+      if (d.in_place) {  // peers read what we overwrite: publish a copy
+        if (st.scratch.size() < 3 * kShmCmaChunkBytes + extent) st.scratch.resize(3 * kShmCmaChunkBytes + extent);
+        char *copy = st.scratch.data() + 3 * kShmCmaChunkBytes;
+        if (extent) memcpy(copy, in, extent);
+        in = copy;
+      }
+      st.arrive(c, s, in, d.recvbuf, v ? d.sdispls.data() : nullptr);
+      for (int k = 0; k < n; ++k) {
+        int j = (r + k) % n;
+        size_t to = (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es;
+        size_t len = (v ? d.recvcounts[static_cast<size_t>(j)] : d.count) * es;
+        if (j == r) {
+          size_t from = (v ? d.sdispls[static_cast<size_t>(r)] : static_cast<size_t>(r) * d.count) * es;
+          if (len) memmove(out() + to, in + from, len);
+          continue;
+        }
+        XC_TRY(st.wait_arrived(c, j, s));
+        size_t displ = static_cast<size_t>(r) * d.count;
+        if (v) XC_TRY(st.cma_read(c, j, aux(j) + static_cast<size_t>(r) * sizeof(size_t), &displ, sizeof displ));
+        XC_TRY(st.cma_read(c, j, src(j) + displ * es, out() + to, len));
+      }
+      return st.finish(c, s);
+    }
+  }
+  return Error(XC_ERR_UNSUPPORTED, "shm single-copy does not run %s", coll_kind_name(d.kind));
+}
+
+}  // namespace
+
+Status shm_single_copy(CollContext &c, const CollDesc &d) {
+  XC_TRY(c.shm()->ensure(c));
+  if (!c.shm()->single_copy_ok())
+    return Error(XC_ERR_UNSUPPORTED, "single-copy (process_vm_readv) is not available between these ranks");
+  ShmState &st = *c.shm()->state();
+  SingleCopy x{c, d, st, 0, c.size(), c.rank(), dtype_size(d.dtype)};
+  XC_TRY(st.enter(c, &x.s));
+  return x.run();
+}
+
+}  // namespace xc::algo

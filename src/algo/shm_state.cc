@@ -1,0 +1,140 @@
+#include "algo/shm_state.h"
+
+#include <sched.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+
+#include "algo/shm_coll.h"
+
+namespace xc::algo {
+
+void shm_yield() { sched_yield(); }
+
+char *ShmState::slot(int r, uint64_t s) const {
+  return oneshot + (static_cast<size_t>(r) * 2 + (s & 1)) * kShmOneShotMaxBytes;
+}
+
+char *ShmState::stage(int r, uint64_t k) const {
+  return twoshot + (static_cast<size_t>(r) * 2 + (k & 1)) * kShmTwoShotSlotBytes;
+}
+
+Status ShmState::slow_wait_check(CollContext &c, const char *what) {
+  if (c.deadline().expired())
+    return Error(XC_ERR_TIMEOUT, "shared-memory collective timed out waiting for %s (op #%d)", what, c.seq());
+  int dead = c.engine().first_failed(fabric_ranks);
+  if (dead >= 0) {
+    for (int r = 0; r < nranks; ++r)
+      if (fabric_ranks[static_cast<size_t>(r)] == dead)
+        return Error(XC_ERR_PEER_FAILED, "rank %d failed during a shared-memory collective (op #%d, waiting for %s)", r,
+                     c.seq(), what);
+  }
+  return Status::Ok();
+}
+
+Status ShmState::enter(CollContext &c, uint64_t *s) {
+  uint64_t prev = op;
+  *s = ++op;
+  for (int r = 0; r < nranks; ++r) {
+    if (r == rank) continue;
+    // Arrival at prev is recorded in prev's parity line (flags only grow).
+    std::atomic<uint64_t> &a = ctrl[r].arrival[prev & 1].flag;
+    XC_TRY(wait(c, "a peer to finish the previous op", [&] { return a.load(std::memory_order_acquire) >= prev; }));
+  }
+  return Status::Ok();
+}
+
+void ShmState::arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux) {
+  ShmArrival &me = ctrl[rank].arrival[s & 1];
+  me.addr.src = reinterpret_cast<uint64_t>(src);
+  me.addr.dst = reinterpret_cast<uint64_t>(dst);
+  me.addr.aux = reinterpret_cast<uint64_t>(aux);
+  arrive_inline(c, s);
+}
+
+void ShmState::arrive_inline(CollContext &c, uint64_t s) {
+  ShmArrival &me = ctrl[rank].arrival[s & 1];
+  me.sig = c.signature();
+  me.seq = c.seq();
+  me.flag.store(s, std::memory_order_release);
+  notify();
+}
+
+Status ShmState::wait_arrived(CollContext &c, int r, uint64_t s) {
+  if (r == rank) return Status::Ok();
+  const ShmArrival &their = ctrl[r].arrival[s & 1];
+  XC_TRY(wait(c, "a peer to arrive", [&] { return their.flag.load(std::memory_order_acquire) >= s; }));
+  uint32_t theirs = their.sig;
+  if (theirs != c.signature())
+    return Error(XC_ERR_INVALID_USAGE,
+                 "collective mismatch: rank %d runs %s (op #%d) while rank %d runs %s (op #%d)", rank,
+                 describe_signature(c.signature()).c_str(), c.seq(), r, describe_signature(theirs).c_str(),
+                 their.seq);
+  return Status::Ok();
+}
+
+Status ShmState::wait_all_arrived(CollContext &c, uint64_t s) {
+  for (int r = 0; r < nranks; ++r) XC_TRY(wait_arrived(c, r, s));
+  return Status::Ok();
+}
+
+Status ShmState::wait_all_phase(CollContext &c, uint64_t s) {
+  for (int r = 0; r < nranks; ++r) {
+    if (r == rank) continue;
+    std::atomic<uint64_t> &f = ctrl[r].phase;
+    XC_TRY(wait(c, "a peer's partial result", [&] { return f.load(std::memory_order_acquire) >= s; }));
+  }
+  return Status::Ok();
+}
+
+Status ShmState::finish(CollContext &c, uint64_t s) {
+  ctrl[rank].done.store(s, std::memory_order_release);
+  notify();
+  for (int r = 0; r < nranks; ++r) {
+    if (r == rank) continue;
+    std::atomic<uint64_t> &f = ctrl[r].done;
+    XC_TRY(wait(c, "a peer to finish reading", [&] { return f.load(std::memory_order_acquire) >= s; }));
+  }
+  return Status::Ok();
+}
+
+Status ShmState::cma_read(CollContext &c, int r, uint64_t remote, void *dst, size_t len) {
+  while (len > 0) {
+    struct iovec local = {dst, len};
+    struct iovec far = {reinterpret_cast<void *>(remote), len};
+    ssize_t got = process_vm_readv(pids[static_cast<size_t>(r)], &local, 1, &far, 1, 0);
+    if (got <= 0) {
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && errno == ESRCH) return Error(XC_ERR_PEER_FAILED, "rank %d is gone (op #%d)", r, c.seq());
+      return SystemError(errno, "single-copy read of %zu bytes from rank %d (op #%d) failed", len, r, c.seq());
+    }
+    dst = static_cast<char *>(dst) + got;
+    remote += static_cast<uint64_t>(got);
+    len -= static_cast<size_t>(got);
+  }
+  return Status::Ok();
+}
+
+Status ShmState::cma_write(CollContext &c, int r, uint64_t remote, const void *src, size_t len) {
+  while (len > 0) {
+    struct iovec local = {const_cast<void *>(src), len};
+    struct iovec far = {reinterpret_cast<void *>(remote), len};
+    ssize_t put = process_vm_writev(pids[static_cast<size_t>(r)], &local, 1, &far, 1, 0);
+    if (put <= 0) {
+      if (put < 0 && errno == EINTR) continue;
+      if (put < 0 && errno == ESRCH) return Error(XC_ERR_PEER_FAILED, "rank %d is gone (op #%d)", r, c.seq());
+      return SystemError(errno, "single-copy write of %zu bytes to rank %d (op #%d) failed", len, r, c.seq());
+    }
+    src = static_cast<const char *>(src) + put;
+    remote += static_cast<uint64_t>(put);
+    len -= static_cast<size_t>(put);
+  }
+  return Status::Ok();
+}
+
+void shm_sleep(shm::Doorbell *bell, int max_ms) {
+  uint32_t seen = bell->prepare_sleep();
+  bell->sleep(seen, max_ms);
+}
+
+}  // namespace xc::algo

@@ -1,0 +1,167 @@
+// The shared segment behind ShmColl and the waiting every shm algorithm does
+// on it. Layout (all cache-line aligned):
+//   header    | doorbell | ctrl[0..n) | oneshot slots [n][2] | twoshot staging [n][2]
+// Each rank writes only its own ctrl block and its own slots; everyone reads
+// everyone's. Ops are numbered by a per-communicator counter (every rank runs
+// the same shm ops in the same order), and the per-op fields are kept per
+// parity of that number, so a fast rank may publish op s+1 while a slow one
+// still reads op s.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "algo/coll_context.h"
+#include "core/coll_desc.h"
+#include "transport/shm/doorbell.h"
+#include "transport/shm/segment.h"
+
+namespace xc::algo {
+
+constexpr size_t kShmTwoShotSlotBytes = 256 << 10;  // one pipeline chunk, all n pieces
+constexpr size_t kShmCmaChunkBytes = 128 << 10;     // bounce buffer of the CMA reductions (stays in cache)
+
+struct alignas(64) ShmHeader {
+  std::atomic<uint32_t> joined{0};   // ranks that mapped the segment and filled their ctrl
+  std::atomic<uint32_t> tested{0};   // ranks that finished the single-copy probe
+  std::atomic<uint32_t> cma_bad{0};  // some rank's probe failed (or it disabled CMA)
+};
+
+// Bytes one-shot carries inside the arrival record itself (no slot): a small
+// op then costs one cache-line transfer per peer instead of two.
+constexpr size_t kShmInlineBytes = 48;
+
+// What a rank publishes on arrival at op s, one cache line per parity of s:
+// the flag, the signature and either the addresses single copy reads
+// (src/dst/aux) or one-shot's inline payload. Readers acquire flag and then
+// read the rest of the same line.
+struct alignas(64) ShmArrival {
+  std::atomic<uint64_t> flag{0};  // last op of this parity this rank arrived at
+  uint32_t sig;                   // op signature
+  int32_t seq;                    // the communicator's op sequence number, for messages
+  union {
+    struct {
+      uint64_t src, dst, aux;  // input, output and an op-specific address (CMA)
+    } addr;
+    char data[kShmInlineBytes];  // one-shot, small ops: the staged input
+  };
+};
+static_assert(sizeof(ShmArrival) == 64, "one arrival record per cache line");
+
+// One rank's control block: arrival records by parity, then progress flags
+// inside an op on their own line.
+struct alignas(64) ShmCtrl {
+  ShmArrival arrival[2];
+  int64_t pid;
+  uint64_t probe_addr;  // address of a known word, for the CMA probe
+  alignas(64) std::atomic<uint64_t> phase{0};  // last op whose first phase this rank finished
+  std::atomic<uint64_t> done{0};               // last op this rank is done with (its buffers are free)
+  std::atomic<uint64_t> step_in{0};            // two-shot: last pipeline step staged (+1)
+  std::atomic<uint64_t> step_red{0};           // two-shot: last step whose own piece is reduced (+1)
+  std::atomic<uint64_t> step_out{0};           // two-shot: last step copied out (+1)
+};
+
+struct ShmState {
+  shm::Segment segment;
+  int nranks = 0;
+  int rank = 0;
+  ShmHeader *header = nullptr;
+  shm::Doorbell *bell = nullptr;
+  ShmCtrl *ctrl = nullptr;
+  char *oneshot = nullptr;  // [n][2][kShmOneShotMaxBytes]
+  char *twoshot = nullptr;  // [n][2][kShmTwoShotSlotBytes]
+  bool cma_ok = false;
+  bool oversubscribed = false;
+  int spin = 2000;
+  uint64_t op = 0;     // number of the current (last started) shm op
+  uint64_t steps = 0;  // two-shot pipeline steps run so far
+  std::vector<int> fabric_ranks;
+  std::vector<pid_t> pids;
+  uint64_t probe_word = 0;
+  // Reused scratch (grown, never shrunk): no allocation per call once warm.
+  std::vector<char> scratch;
+  std::vector<float> facc, ftmp;
+  std::vector<size_t> block_off, block_len;  // two-shot's blocks, reused
+
+  char *slot(int r, uint64_t s) const;
+  char *stage(int r, uint64_t k) const;
+
+  // Wait until pred() holds; honours c.deadline(), notices dead peers. what
+  // names the wait for the timeout message.
+  template <class Pred>
+  Status wait(CollContext &c, const char *what, Pred pred);
+  // Publish a store made by this rank: wakes sleepers if any.
+  void notify() { bell->ring(); }
+
+  // Start op: wait until every peer arrived at the previous op (its reads of
+  // our slot/ctrl of two ops ago are over); returns the new op number.
+  Status enter(CollContext &c, uint64_t *s);
+  // Publish arrival at op s (after staging), with signature and addresses.
+  void arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux = nullptr);
+  // Publish arrival at op s whose inline payload (inline_data(rank, s)) is written.
+  void arrive_inline(CollContext &c, uint64_t s);
+  char *inline_data(int r, uint64_t s) const { return ctrl[r].arrival[s & 1].data; }
+  const ShmArrival &arrival(int r, uint64_t s) const { return ctrl[r].arrival[s & 1]; }
+  // Wait until rank r arrived at s and check that it runs the same op.
+  Status wait_arrived(CollContext &c, int r, uint64_t s);
+  Status wait_all_arrived(CollContext &c, uint64_t s);
+  Status wait_all_phase(CollContext &c, uint64_t s);
+  // Mark this rank done with op s and wait for everyone (buffers free).
+  Status finish(CollContext &c, uint64_t s);
+
+  // process_vm_readv/writev of peer r's memory; errors name the peer.
+  Status cma_read(CollContext &c, int r, uint64_t remote, void *dst, size_t len);
+  Status cma_write(CollContext &c, int r, uint64_t remote, const void *src, size_t len);
+
+  Status slow_wait_check(CollContext &c, const char *what);
+};
+
+// ---- waiting ---------------------------------------------------------------------------
+
+inline void shm_cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+void shm_yield();
+// Sleep on the bell until rung or max_ms passed, unless pred already holds.
+void shm_sleep(shm::Doorbell *bell, int max_ms);
+
+// Polls with sched_yield before a waiter sleeps on the futex (a few ms): short
+// waits never pay a futex wake, long ones (a peer computing) stop burning CPU.
+constexpr unsigned kYieldsBeforeSleep = 4096;
+
+template <class Pred>
+Status ShmState::wait(CollContext &c, const char *what, Pred pred) {
+  if (pred()) return Status::Ok();
+  // Spin while the peer is likely running on another core; when ranks
+  // outnumber cores, give the core away at once instead (the peer we wait for
+  // may need it).
+  for (int i = 0; i < spin; ++i) {
+    shm_cpu_relax();
+    if (pred()) return Status::Ok();
+  }
+  for (unsigned n = 1;; ++n) {
+    if (n < kYieldsBeforeSleep) {
+      shm_yield();
+    } else {
+      uint32_t seen = bell->prepare_sleep();
+      if (pred()) {
+        bell->sleep(seen, 0);
+        return Status::Ok();
+      }
+      bell->sleep(seen, c.deadline().remaining_ms(20));
+    }
+    if (pred()) return Status::Ok();
+    if ((n & 255) == 0 || n >= kYieldsBeforeSleep) XC_TRY(slow_wait_check(c, what));
+  }
+}
+
+}  // namespace xc::algo
