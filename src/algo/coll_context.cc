@@ -8,6 +8,7 @@ void CollContext::prepare(Request &req, int peer, const void *buf, size_t bytes)
   req.tag = tag_;
   req.members = members_;
   req.collective = true;
+  req.sig = sig_;
   req.buf = const_cast<void *>(buf);
   req.bytes = bytes;
 }
@@ -18,8 +19,8 @@ Status CollContext::finish(Request &req, const char *what, int peer) {
     return Error(XC_ERR_TIMEOUT, "timed out waiting to %s rank %d (it never entered this op?)", what, peer);
   if (st.ok() && req.kind == RequestKind::kRecv && req.message_bytes != req.bytes)
     return Error(XC_ERR_INVALID_USAGE,
-                 "rank %d sent %zu bytes where %zu were expected: ranks passed different counts or dtypes", peer,
-                 req.message_bytes, req.bytes);
+                 "rank %d sent %zu bytes in op #%d where %zu were expected: ranks passed different counts or dtypes",
+                 peer, req.message_bytes, tag_, req.bytes);
   return st;
 }
 

@@ -51,6 +51,9 @@ class CollContext {
   // Fabric rank of communicator rank r.
   int fabric_rank(int r) const { return (*members_)[static_cast<size_t>(r)]; }
   const Deadline &deadline() const { return deadline_; }
+  // Restart the op's clock: a queued op (non-blocking, grouped) is made when
+  // the user starts it but gets its timeout from when it begins to run.
+  void set_deadline(Deadline deadline) { deadline_ = deadline; }
   // The op's signature (core/coll_desc.h: coll_signature), carried with its
   // messages and shm flags so ranks in different ops fail instead of mixing.
   uint32_t signature() const { return sig_; }

@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "api/api_support.h"
+#include "api/group.h"
 #include "core/dtype.h"
 
 using xc::Error;
@@ -36,25 +37,8 @@ void fill_request(xc::Request &req, const void *buf, size_t bytes, int peer, int
   req.bytes = bytes;
 }
 
-// The error of a finished blocking request, with the op and peer named.
-Status explain(const xc::Request &req, const char *op, int peer, int tag, uint64_t timeout_ms, const std::string &comm) {
-  if (req.status.ok() || req.status.code() != XC_ERR_TIMEOUT) return req.status;
-  if (peer == XC_ANY_SOURCE)
-    return Error(XC_ERR_TIMEOUT, "%s (any source, tag %d, comm '%s') timed out after %llu ms: no matching message arrived",
-                 op, tag, comm.c_str(), static_cast<unsigned long long>(timeout_ms));
-  return Error(XC_ERR_TIMEOUT, "%s %s rank %d (tag %d, comm '%s') timed out after %llu ms: %s", op,
-               req.kind == xc::RequestKind::kSend ? "to" : "from", peer, tag, comm.c_str(),
-               static_cast<unsigned long long>(timeout_ms),
-               req.kind == xc::RequestKind::kSend ? "the receiver never posted a matching receive"
-                                                  : "no matching message arrived");
-}
-
-xc_result_t start(const char *fn, Dir dir, const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag,
-                  xc_comm_t comm, xc_request_t *out) {
-  if (!out) return finish(fn, Error(XC_ERR_INVALID_ARGUMENT, "req is NULL"));
-  size_t bytes = 0;
-  Status st = check_p2p(buf, count, dtype, peer, tag, comm, dir, &bytes);
-  if (!st.ok()) return finish(fn, st);
+// A heap request, posted. Validated by the caller.
+xc_request_s *post(const char *fn, Dir dir, const void *buf, size_t bytes, int peer, int tag, xc_comm_t comm) {
   xc_request_s *r = xc::api::request_alloc();
   fill_request(r->req, buf, bytes, peer, tag, comm);
   r->fabric = comm->fabric;
@@ -67,18 +51,32 @@ xc_result_t start(const char *fn, Dir dir, const void *buf, size_t count, xc_dty
     comm->fabric->engine().post_send(&r->req);
   else
     comm->fabric->engine().post_recv(&r->req);
+  return r;
+}
+
+xc_result_t start(const char *fn, Dir dir, const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag,
+                  xc_comm_t comm, xc_request_t *out) {
+  if (!out) return finish(fn, Error(XC_ERR_INVALID_ARGUMENT, "req is NULL"));
+  size_t bytes = 0;
+  Status st = check_p2p(buf, count, dtype, peer, tag, comm, dir, &bytes);
+  if (!st.ok()) return finish(fn, st);
+  xc_request_s *r = post(fn, dir, buf, bytes, peer, tag, comm);
+  if (xc::api::in_group()) xc::api::group_add_p2p(r, nullptr, false);
   *out = r;
   return xc::api::ok();
 }
 
-// Finish a completed request handle: status out, handle freed.
+// Finish a request handle (waiting if it is not done): status out, handle freed.
 xc_result_t retire(const char *fn, xc_request_t *req, xc_status_t *status) {
-  xc_request_s *r = *req;
-  xc::api::fill_status(r->req, r->rank_of_fabric.get(), status);
-  Status st = explain(r->req, r->op, r->peer, r->req.tag, r->timeout_ms, r->comm_name);
-  xc::api::request_free(r);
+  Status st = xc::api::request_wait(*req, status);
   *req = nullptr;
   return finish(fn, st);
+}
+
+Status no_wait_in_group() {
+  if (!xc::api::in_group()) return Status::Ok();
+  return Error(XC_ERR_INVALID_USAGE,
+               "waiting on a request inside xc_group_start/xc_group_end: requests of a group complete at xc_group_end");
 }
 
 // A blocking send or receive: the request lives on the stack.
@@ -87,6 +85,10 @@ xc_result_t blocking(const char *fn, Dir dir, const void *buf, size_t count, xc_
   size_t bytes = 0;
   Status st = check_p2p(buf, count, dtype, peer, tag, comm, dir, &bytes);
   if (!st.ok()) return finish(fn, st);
+  if (xc::api::in_group()) {  // post only; the status is filled at xc_group_end
+    xc::api::group_add_p2p(post(fn, dir, buf, bytes, peer, tag, comm), status, true);
+    return xc::api::ok();
+  }
   xc::Request req;
   fill_request(req, buf, bytes, peer, tag, comm);
   xc::P2pEngine &engine = comm->fabric->engine();
@@ -96,7 +98,7 @@ xc_result_t blocking(const char *fn, Dir dir, const void *buf, size_t count, xc_
     engine.post_recv(&req);
   if (!req.done) (void)engine.wait(&req, xc::op_deadline(comm));
   xc::api::fill_status(req, comm->rank_of_fabric.get(), status);
-  return finish(fn, explain(req, fn, peer, tag, comm->timeout_ms, comm->name));
+  return finish(fn, xc::api::explain_p2p(req, fn, peer, tag, comm->timeout_ms, comm->name));
 }
 
 void empty_status(xc_status_t *status) {
@@ -122,6 +124,11 @@ XC_EXPORT xc_result_t xc_sendrecv(const void *sendbuf, size_t sendcount, int des
     Status st = check_p2p(sendbuf, sendcount, dtype, dest, sendtag, comm, Dir::kSend, &sbytes);
     if (st.ok()) st = check_p2p(recvbuf, recvcount, dtype, source, recvtag, comm, Dir::kRecv, &rbytes);
     if (!st.ok()) return finish("xc_sendrecv", st);
+    if (xc::api::in_group()) {
+      xc::api::group_add_p2p(post("xc_sendrecv: receive", Dir::kRecv, recvbuf, rbytes, source, recvtag, comm), status, true);
+      xc::api::group_add_p2p(post("xc_sendrecv: send", Dir::kSend, sendbuf, sbytes, dest, sendtag, comm), nullptr, true);
+      return xc::api::ok();
+    }
     xc::Request rreq, sreq;
     fill_request(rreq, recvbuf, rbytes, source, recvtag, comm);
     fill_request(sreq, sendbuf, sbytes, dest, sendtag, comm);
@@ -132,8 +139,8 @@ XC_EXPORT xc_result_t xc_sendrecv(const void *sendbuf, size_t sendcount, int des
     (void)engine.wait(&rreq, deadline);
     (void)engine.wait(&sreq, deadline);
     xc::api::fill_status(rreq, comm->rank_of_fabric.get(), status);
-    st = explain(rreq, "xc_sendrecv: receive", source, recvtag, comm->timeout_ms, comm->name);
-    if (st.ok()) st = explain(sreq, "xc_sendrecv: send", dest, sendtag, comm->timeout_ms, comm->name);
+    st = xc::api::explain_p2p(rreq, "xc_sendrecv: receive", source, recvtag, comm->timeout_ms, comm->name);
+    if (st.ok()) st = xc::api::explain_p2p(sreq, "xc_sendrecv: send", dest, sendtag, comm->timeout_ms, comm->name);
     return finish("xc_sendrecv", st);
   })
 }
@@ -156,9 +163,8 @@ XC_EXPORT xc_result_t xc_wait(xc_request_t *req, xc_status_t *status) {
       return xc::api::ok();
     }
     Status st = xc::api::check_request(*req);
+    if (st.ok()) st = no_wait_in_group();
     if (!st.ok()) return finish("xc_wait", st);
-    xc_request_s *r = *req;
-    if (!r->req.done) (void)r->fabric->engine().wait(&r->req, xc::Deadline::AfterMs(r->timeout_ms));
     return retire("xc_wait", req, status);
   })
 }
@@ -172,8 +178,11 @@ XC_EXPORT xc_result_t xc_test(xc_request_t *req, int *done, xc_status_t *status)
       return xc::api::ok();
     }
     Status st = xc::api::check_request(*req);
+    if (st.ok()) st = no_wait_in_group();
     if (!st.ok()) return finish("xc_test", st);
-    if (!(*req)->fabric->engine().test(&(*req)->req)) {
+    xc_request_s *r = *req;
+    bool complete = r->kind == xc_request_s::Kind::kCollective ? r->coll->done() : r->fabric->engine().test(&r->req);
+    if (!complete) {
       *done = 0;
       return xc::api::ok();
     }
@@ -185,6 +194,8 @@ XC_EXPORT xc_result_t xc_test(xc_request_t *req, int *done, xc_status_t *status)
 XC_EXPORT xc_result_t xc_waitall(size_t n, xc_request_t *reqs, xc_status_t *statuses) {
   XC_API_GUARD("xc_waitall", {
     if (n > 0 && !reqs) return finish("xc_waitall", Error(XC_ERR_INVALID_ARGUMENT, "reqs is NULL but n is %zu", n));
+    Status in_group = no_wait_in_group();
+    if (!in_group.ok()) return finish("xc_waitall", in_group);
     for (size_t i = 0; i < n; ++i) {
       if (!reqs[i]) continue;
       Status st = xc::api::check_request(reqs[i]);

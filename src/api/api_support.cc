@@ -52,6 +52,7 @@ xc_request_s *request_alloc() {
 }
 
 void request_free(xc_request_s *r) {
+  r->coll.reset();
   r->fabric.reset();
   r->rank_of_fabric.reset();
   r->req.members.reset();
@@ -79,6 +80,36 @@ void fill_status(const Request &req, const std::vector<int> *rank_of_fabric, xc_
     status->tag = XC_ANY_TAG;
     status->bytes = req.kind == RequestKind::kSend && req.status.ok() ? req.bytes : 0;
   }
+}
+
+void fill_coll_status(const Status &st, xc_status_t *status) {
+  if (status) *status = xc_status_t{XC_ANY_SOURCE, XC_ANY_TAG, st.code(), 0, 0};
+}
+
+Status explain_p2p(const Request &req, const char *op, int peer, int tag, uint64_t timeout_ms, const std::string &comm) {
+  if (req.status.ok() || req.status.code() != XC_ERR_TIMEOUT) return req.status;
+  if (peer == XC_ANY_SOURCE)
+    return Error(XC_ERR_TIMEOUT, "%s (any source, tag %d, comm '%s') timed out after %llu ms: no matching message arrived",
+                 op, tag, comm.c_str(), static_cast<unsigned long long>(timeout_ms));
+  return Error(XC_ERR_TIMEOUT, "%s %s rank %d (tag %d, comm '%s') timed out after %llu ms: %s", op,
+               req.kind == RequestKind::kSend ? "to" : "from", peer, tag, comm.c_str(),
+               static_cast<unsigned long long>(timeout_ms),
+               req.kind == RequestKind::kSend ? "the receiver never posted a matching receive"
+                                              : "no matching message arrived");
+}
+
+Status request_wait(xc_request_s *r, xc_status_t *status) {
+  Status st;
+  if (r->kind == xc_request_s::Kind::kCollective) {
+    st = r->coll->wait();
+    fill_coll_status(st, status);
+  } else {
+    if (!r->req.done) (void)r->fabric->engine().wait(&r->req, Deadline::AfterMs(r->timeout_ms));
+    fill_status(r->req, r->rank_of_fabric.get(), status);
+    st = explain_p2p(r->req, r->op, r->peer, r->req.tag, r->timeout_ms, r->comm_name);
+  }
+  request_free(r);
+  return st;
 }
 
 }  // namespace xc::api

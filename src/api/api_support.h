@@ -6,6 +6,7 @@
 #include <new>
 #include <string>
 
+#include "core/coll_queue.h"
 #include "core/comm.h"
 #include "core/request.h"
 #include "core/status.h"
@@ -14,9 +15,13 @@
 // Marks an entry point of the ABI; everything else stays hidden.
 #define XC_EXPORT extern "C" __attribute__((visibility("default")))
 
-// The body behind xc_request_t.
+// The body behind xc_request_t: a point-to-point request the engine tracks,
+// or a started collective (the shared CollTask its worker completes).
 struct xc_request_s {
-  xc::Request req;
+  enum class Kind : uint8_t { kP2p, kCollective };
+  Kind kind = Kind::kP2p;
+  xc::Request req;                      // kP2p (its magic marks every kind of handle)
+  std::shared_ptr<xc::CollTask> coll;  // kCollective
   std::shared_ptr<xc::Fabric> fabric;                    // keeps the engine alive
   std::shared_ptr<const std::vector<int>> rank_of_fabric;  // for status.source
   uint64_t timeout_ms = 0;
@@ -51,6 +56,17 @@ Status check_request(const xc_request_s *r);
 
 // Fill a user's status from a finished request (status may be NULL).
 void fill_status(const Request &req, const std::vector<int> *rank_of_fabric, xc_status_t *status);
+// A finished collective's status: its error, any source, any tag, 0 bytes.
+void fill_coll_status(const Status &st, xc_status_t *status);
+
+// The error of a finished point-to-point request, naming the op, the peer
+// (communicator rank; XC_ANY_SOURCE allowed) and the tag.
+Status explain_p2p(const Request &req, const char *op, int peer, int tag, uint64_t timeout_ms, const std::string &comm);
+
+// Wait for a request of either kind (deadline: the communicator's timeout,
+// for a collective counted from when it started), fill status, free it.
+// Returns the request's status with the op named.
+Status request_wait(xc_request_s *r, xc_status_t *status);
 
 }  // namespace xc::api
 

@@ -1,32 +1,49 @@
 #include "api/coll_submit.h"
 
+#include <memory>
 #include <string>
 
 #include "algo/collective.h"
 #include "api/api_support.h"
+#include "api/group.h"
+#include "core/coll_queue.h"
 
 namespace xc::api {
 
 namespace {
 
-// The op's sequence number for messages ("op #12 on comm 'world'"). A failed
-// collective leaves ranks out of step, so the communicator is marked broken
-// (xc_comm_free then skips its closing barrier).
-Status with_op(Status st, const char *fn, xc_comm_t comm, uint64_t seq) {
-  if (st.ok()) return st;
-  comm->broken.store(true);
-  return Status(st.code(), std::string(fn) + " (op #" + std::to_string(seq) + " on comm '" + comm->name +
-                               "', rank " + std::to_string(comm->rank) + "): " + st.message());
+// Blocking, nothing started before it still pending: run on this thread.
+xc_result_t run_inline(const char *fn, xc_comm_t comm, const CollDesc &desc) {
+  algo::CollContext c = make_coll_context(comm);
+  c.set_signature(coll_signature(desc));
+  Status st = algo::run_collective(c, desc);
+  return finish_op(fn, coll_op_error(st, fn, comm, c.seq()));
 }
 
 }  // namespace
 
 xc_result_t coll_submit(const char *fn, xc_comm_t comm, CollDesc &&desc, xc_request_t *req) {
-  if (req) return finish(fn, Error(XC_ERR_UNSUPPORTED, "non-blocking collectives are not built yet"));
-  algo::CollContext c = make_coll_context(comm);
-  c.set_signature(coll_signature(desc));
-  Status st = algo::run_collective(c, desc);
-  return finish_op(fn, with_op(st, fn, comm, c.seq()));
+  bool grouped = in_group();
+  if (!req && !grouped && coll_queue_idle(comm)) return run_inline(fn, comm, desc);
+  // Context and signature now, on this thread: ops match in the order this rank started them.
+  auto task = std::make_shared<CollTask>(fn, comm, std::move(desc));
+  if (comm->fabric->engine().thread_safe())
+    coll_queue_of(comm).submit(task);
+  else
+    task->run(comm);  // XC_THREAD_SERIALIZED: no second thread may touch the engine; the op completes here
+  if (grouped) group_add_coll(task);
+  if (req) {
+    xc_request_s *r = request_alloc();
+    r->kind = xc_request_s::Kind::kCollective;
+    r->coll = std::move(task);
+    r->op = fn;
+    r->comm_name = comm->name;
+    r->timeout_ms = comm->timeout_ms;
+    *req = r;
+    return ok();
+  }
+  if (grouped) return ok();
+  return finish_op(fn, task->wait());  // blocking, queued behind earlier ones
 }
 
 }  // namespace xc::api

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,10 @@
 #include "core/fabric.h"
 #include "core/status.h"
 #include "xcomm.h"
+
+namespace xc {
+class CollQueue;  // core/coll_queue.h
+}
 
 constexpr uint32_t kCommMagic = 0x434f4d31;  // "COM1"
 constexpr uint32_t kCommFreed = 0x46524545;  // "FREE"
@@ -36,6 +41,10 @@ struct xc_comm_s {
   // Shared-memory staging for the collectives when every member is on this
   // host (algo/shm_coll.h); nullptr otherwise.
   std::shared_ptr<xc::algo::ShmColl> shm_coll;
+  // The worker that runs non-blocking and grouped collectives in order
+  // (core/coll_queue.h); made at the first one, joined by xc_comm_free.
+  std::mutex coll_queue_mu;
+  std::shared_ptr<xc::CollQueue> coll_queue;
 };
 
 namespace xc {

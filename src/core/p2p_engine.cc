@@ -4,6 +4,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/coll_desc.h"
 #include "core/log.h"
 
 namespace xc {
@@ -12,6 +13,10 @@ namespace {
 
 constexpr int kMaxSleepMs = 50;         // a sleeping rank still checks deadlines and peers this often
 constexpr int kPeerCheckIntervalMs = 50;
+constexpr size_t kPoisonedKept = 64;    // mismatched ops remembered (for members that reach them late)
+
+// Two signatures of one op that prove the ranks disagree (0 means "none").
+inline bool conflicting(uint32_t a, uint32_t b) { return a != 0 && b != 0 && a != b; }
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -115,6 +120,7 @@ void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, si
       for (auto it = posted_.begin(); it != posted_.end(); ++it) {
         Request *req = *it;
         if (!matches(req, h.ctx, h.src, h.tag)) continue;
+        if (conflicting(req->sig, h.flags)) return mismatch_locked(req, h.src, h.flags);  // the frame is dropped
         posted_.erase(it);
         if (rts)
           start_large_recv(req, h.src, h.tag, h.bytes, h.id, h.arg);
@@ -122,7 +128,9 @@ void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, si
           deliver_eager(req, h.src, h.tag, payload, len);
         return;
       }
-      Unexpected u{h.ctx, h.src, h.tag, static_cast<size_t>(h.bytes), rts, h.id, h.arg, {}};
+      // A receive of the same op from another rank proves the ranks disagree just as well.
+      if (Request *other = conflicting_recv_locked(h.ctx, h.tag, h.flags)) return mismatch_locked(other, h.src, h.flags);
+      Unexpected u{h.ctx, h.src, h.tag, static_cast<size_t>(h.bytes), rts, h.id, h.arg, h.flags, {}};
       if (!rts) u.data.assign(static_cast<const char *>(payload), static_cast<const char *>(payload) + len);
       unexpected_.push_back(std::move(u));
       return;
@@ -183,6 +191,11 @@ void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, si
         st = Status(st.code(), "receiving " + std::to_string(req->message_bytes) + " bytes from rank " +
                                    std::to_string(comm_rank_of(req, peer)) + ": " + st.message());
       complete(req, std::move(st));
+      return;
+    }
+    case kFrameMismatch: {  // arg: the rank that found it + 1, or 0 for the frame's sender
+      int reporter = h.arg ? static_cast<int>(h.arg - 1) : h.src;
+      poison_locked(Poisoned{h.ctx, h.tag, reporter, h.flags, static_cast<int>(h.id), static_cast<uint32_t>(h.bytes)});
       return;
     }
     case kFrameNack: {
@@ -301,6 +314,9 @@ void P2pEngine::abort_context(uint64_t ctx, const Status &why) {
 Status P2pEngine::admission_check_locked(const Request *req) {
   for (const auto &a : aborted_)
     if (a.first == req->ctx) return a.second;
+  if (req->collective)
+    for (const Poisoned &p : poisoned_)
+      if (p.ctx == req->ctx && p.tag == req->tag) return poisoned_error(p, req);
   if (!req->collective || !req->members) return Status::Ok();
   int failed = first_crashed_locked(*req->members);
   if (failed < 0) return Status::Ok();
@@ -318,6 +334,7 @@ void P2pEngine::post_send(Request *req) {
     // To self: deliver at once through the normal arrival path, any size.
     FrameHeader h{};
     h.kind = kFrameEager;
+    h.flags = req->sig;
     h.ctx = req->ctx;
     h.src = peer;
     h.tag = req->tag;
@@ -327,6 +344,7 @@ void P2pEngine::post_send(Request *req) {
   }
   if (dead_[static_cast<size_t>(peer)]) return complete(req, peer_gone_error(req, peer));
   FrameHeader h{};
+  h.flags = req->sig;
   h.ctx = req->ctx;
   h.src = opts_.my_rank;
   h.tag = req->tag;
@@ -352,8 +370,16 @@ void P2pEngine::post_recv(Request *req) {
   if (st.ok()) st = admission_check_locked(req);
   if (!st.ok()) return complete(req, std::move(st));
   progress_locked();  // so a message already in the ring is matched in order
+  st = admission_check_locked(req);  // that pass may have brought news of this op's failure
+  if (!st.ok()) return complete(req, std::move(st));
   for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
     if (!matches(req, it->ctx, it->src, it->tag)) continue;
+    if (conflicting(req->sig, it->sig)) {
+      int src = it->src;
+      uint32_t sig = it->sig;
+      unexpected_.erase(it);
+      return mismatch_locked(req, src, sig);
+    }
     Unexpected u = std::move(*it);
     unexpected_.erase(it);
     if (u.rts)
@@ -361,6 +387,10 @@ void P2pEngine::post_recv(Request *req) {
     else
       deliver_eager(req, u.src, u.tag, u.data.data(), u.bytes);
     return;
+  }
+  if (req->sig) {  // a message of this op from another rank, with another signature
+    for (const Unexpected &u : unexpected_)
+      if (u.ctx == req->ctx && u.tag == req->tag && conflicting(req->sig, u.sig)) return mismatch_locked(req, u.src, u.sig);
   }
   if (req->peer >= 0 && dead_[static_cast<size_t>(req->peer)]) return complete(req, peer_gone_error(req, req->peer));
   if (req->peer < 0 && req->members) {
@@ -503,7 +533,12 @@ bool P2pEngine::test(Request *req) {
 }
 
 Status P2pEngine::wait(Request *req, Deadline deadline) {
-  int spins = 0;
+  // Spin, then poll with sched_yield, then sleep on the transport's futex.
+  // Yielding costs little when the core is ours alone, and when ranks
+  // outnumber cores (spin is short then) it hands the core to the peer we
+  // wait for instead of sleeping through its reply and paying for a wake.
+  constexpr int kYieldPolls = 2000;
+  int spins = 0, yields = 0;
   for (;;) {
     {
       auto guard = lock();
@@ -516,10 +551,15 @@ Status P2pEngine::wait(Request *req, Deadline deadline) {
         cancel_locked(req, Error(XC_ERR_TIMEOUT, "timed out"));
         if (req->done) return req->status;  // else a reader holds the buffer until FIN
       }
-      if (moved) spins = 0;
+      if (moved) spins = yields = 0;
       if (++spins < opts_.spin) {
         guard = std::unique_lock<std::mutex>();
         cpu_relax();
+        continue;
+      }
+      if (++yields < kYieldPolls) {
+        guard = std::unique_lock<std::mutex>();
+        std::this_thread::yield();
         continue;
       }
       int sleep_ms = deadline.remaining_ms(kMaxSleepMs);
@@ -537,7 +577,8 @@ Status P2pEngine::wait(Request *req, Deadline deadline) {
       if (req->done || moved || transports_.size() > 1) sleep_ms = 0;
       guard = std::unique_lock<std::mutex>();
       t->finish_wait(token, sleep_ms);
-      spins = opts_.spin / 2;  // after a sleep, spin a little before sleeping again
+      spins = opts_.spin / 2;  // after a sleep, spin and yield a little before sleeping again
+      yields = kYieldPolls / 2;
     }
   }
 }
@@ -610,6 +651,93 @@ void P2pEngine::cancel_context(uint64_t ctx, const Status &why) {
     for (Transport *t : transports_) t->wake_self();  // waiters asleep on these requests
   // Unexpected messages of the context can never be received now.
   unexpected_.remove_if([ctx](const Unexpected &u) { return u.ctx == ctx; });
+  poisoned_.erase(std::remove_if(poisoned_.begin(), poisoned_.end(), [ctx](const Poisoned &p) { return p.ctx == ctx; }),
+                  poisoned_.end());
+}
+
+// ---- mismatched collectives ----------------------------------------------------------
+
+Request *P2pEngine::conflicting_recv_locked(uint64_t ctx, int tag, uint32_t sig) {
+  if (!sig) return nullptr;
+  for (Request *req : posted_)
+    if (req->ctx == ctx && req->tag == tag && conflicting(req->sig, sig)) return req;
+  return nullptr;
+}
+
+Status P2pEngine::poisoned_error(const Poisoned &p, const Request *req) {
+  std::string offender = describe_signature(p.offender_sig);
+  if (p.reporter < 0)
+    return Error(XC_ERR_INVALID_USAGE,
+                 "rank %d is in op #%d as '%s' while this rank is in '%s': ranks must call the same collectives "
+                 "in the same order with matching arguments",
+                 comm_rank_of(req, p.offender), p.tag, offender.c_str(), describe_signature(p.reporter_sig).c_str());
+  std::string reporter = describe_signature(p.reporter_sig);
+  std::string mine = req->sig && req->sig != p.reporter_sig ? "; this rank is in '" + describe_signature(req->sig) + "'" : "";
+  return Error(XC_ERR_INVALID_USAGE, "rank %d found rank %d in op #%d as '%s' while rank %d is in '%s'%s",
+               comm_rank_of(req, p.reporter), comm_rank_of(req, p.offender), p.tag, offender.c_str(),
+               comm_rank_of(req, p.reporter), reporter.c_str(), mine.c_str());
+}
+
+void P2pEngine::mismatch_locked(Request *req, int src, uint32_t their_sig) {
+  Poisoned p{req->ctx, req->tag, -1, req->sig, src, their_sig};
+  // Every member hears of it, so none waits for a rank that has left the op.
+  if (req->members) {
+    for (int r : *req->members) {
+      if (r == opts_.my_rank || r < 0 || r >= opts_.fabric_size) continue;
+      if (!route_[static_cast<size_t>(r)] || dead_[static_cast<size_t>(r)]) continue;
+      FrameHeader h{};
+      h.kind = kFrameMismatch;
+      h.flags = req->sig;
+      h.ctx = req->ctx;
+      h.src = opts_.my_rank;
+      h.tag = req->tag;
+      h.bytes = their_sig;
+      h.id = static_cast<uint64_t>(src);
+      send_frame(r, h, nullptr, 0, nullptr);
+    }
+  }
+  Status why = poisoned_error(p, req);
+  poison_locked(p);
+  if (!req->done) {  // not posted yet (it met an unexpected message)
+    posted_.remove(req);
+    complete(req, why);
+  }
+}
+
+void P2pEngine::poison_locked(const Poisoned &p) {
+  poisoned_.push_back(p);
+  if (poisoned_.size() > kPoisonedKept) poisoned_.pop_front();
+  auto of_op = [&](const Request *req) { return req->collective && req->ctx == p.ctx && req->tag == p.tag; };
+  std::vector<Request *> victims;
+  for (Request *req : posted_)
+    if (of_op(req)) victims.push_back(req);
+  for (auto &kv : recvs_streaming_)
+    if (of_op(kv.second)) victims.push_back(kv.second);  // a late DATA or NACK is dropped; a GO gets its FIN
+  for (auto &kv : sends_waiting_) {
+    Request *req = kv.second;
+    if (!of_op(req) || req->granted) continue;
+    victims.push_back(req);
+    // Its receiver may have taken the RTS already; our NACK to its CTS must
+    // not reach it before the news, or it would see a plain withdrawal.
+    if (p.reporter >= 0 && req->peer != p.reporter) {
+      FrameHeader h{};
+      h.kind = kFrameMismatch;
+      h.flags = p.reporter_sig;
+      h.ctx = p.ctx;
+      h.src = opts_.my_rank;
+      h.tag = p.tag;
+      h.bytes = p.offender_sig;
+      h.id = static_cast<uint64_t>(p.offender);
+      h.arg = static_cast<uint64_t>(p.reporter) + 1;
+      send_frame(req->peer, h, nullptr, 0, nullptr);
+    }
+  }
+  for (PeerState &ps : peers_)
+    for (Outgoing &o : ps.outbox)
+      if (o.completes && of_op(o.completes)) victims.push_back(o.completes);
+  for (Request *req : victims) cancel_locked(req, poisoned_error(p, req));
+  if (!victims.empty())
+    for (Transport *t : transports_) t->wake_self();  // waiters asleep on these requests
 }
 
 void P2pEngine::announce_departure() {

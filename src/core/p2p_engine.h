@@ -67,6 +67,8 @@ class P2pEngine final : private FrameSink {
   void announce_departure();
 
   int my_rank() const { return opts_.my_rank; }
+  // False under XC_THREAD_SERIALIZED: only one thread may use the engine.
+  bool thread_safe() const { return opts_.thread_safe; }
   // True when some transport carries messages to rank (always for ourselves).
   bool reaches(int rank) const {
     return rank == opts_.my_rank || (rank >= 0 && rank < opts_.fabric_size && route_[static_cast<size_t>(rank)]);
@@ -81,7 +83,18 @@ class P2pEngine final : private FrameSink {
     bool rts;
     uint64_t send_id;
     uint64_t addr;
+    uint32_t sig;  // the collective op's signature, 0 for none
     std::vector<char> data;
+  };
+  // A collective op (ctx, tag) that ranks were found to disagree on: every
+  // request of it fails, now and when posted later. reporter -1: found here.
+  struct Poisoned {
+    uint64_t ctx;
+    int tag;
+    int reporter;
+    uint32_t reporter_sig;
+    int offender;
+    uint32_t offender_sig;
   };
   struct Outgoing {  // a frame that did not fit yet; sent in order
     FrameHeader h;
@@ -115,6 +128,13 @@ class P2pEngine final : private FrameSink {
   void mark_busy(int peer);
   bool matches(const Request *req, uint64_t ctx, int src, int tag) const;
   Status post_check(Request *req);
+  // Signatures: a receive met a message of its op (ctx, tag) with another
+  // signature. Fail the whole op here and tell every other member.
+  void mismatch_locked(Request *req, int src, uint32_t their_sig);
+  void poison_locked(const Poisoned &p);
+  Status poisoned_error(const Poisoned &p, const Request *req);
+  // A posted receive of the same op as the arrival (ctx, tag) whose signature differs, or nullptr.
+  Request *conflicting_recv_locked(uint64_t ctx, int tag, uint32_t sig);
   Status peer_gone_error(const Request *req, int rank);
   std::unique_lock<std::mutex> lock();
 
@@ -130,6 +150,7 @@ class P2pEngine final : private FrameSink {
   std::unordered_map<uint64_t, Request *> sends_waiting_;  // by our id
   std::unordered_map<uint64_t, Request *> recvs_streaming_;  // by our id
   std::vector<std::pair<uint64_t, Status>> aborted_;  // contexts whose later requests fail at once
+  std::deque<Poisoned> poisoned_;  // the latest collective ops found mismatched
   std::vector<int> busy_peers_;  // peers with a non-empty outbox or stream
   std::vector<char> busy_flag_;
   uint64_t next_id_ = 1;

@@ -14,7 +14,7 @@ namespace xc {
 // What the engine puts on the wire. Fixed size, 48 bytes.
 struct FrameHeader {
   uint32_t kind;     // FrameKind
-  uint32_t flags;
+  uint32_t flags;    // CTS: FrameFlags; EAGER, RTS: the collective op's signature (0: none); MISMATCH: the sender's
   uint64_t ctx;      // communicator context id
   int32_t src;       // fabric rank of the sender
   int32_t tag;
@@ -32,6 +32,8 @@ enum FrameKind : uint32_t {
   kFrameFin = 5,    // receiver read the message itself (single-copy); sender is done
   kFrameGo = 6,     // sender → receiver: read my memory now (single-copy), I keep it until FIN
   kFrameNack = 7,   // sender → receiver: the message was withdrawn (send cancelled); fail the receive
+  kFrameMismatch = 8,  // to every member: ranks are in different ops at (ctx, tag); fail all of that op.
+                       // flags: the sender's signature; bytes: the other one; id: the other rank (fabric)
 };
 
 enum FrameFlags : uint32_t {

@@ -114,7 +114,7 @@ class FakeHub {
 
  private:
   friend class FakeTransport;
-  static constexpr uint32_t kKinds = 8;
+  static constexpr uint32_t kKinds = 9;
 
   size_t idx(int r) const { return static_cast<size_t>(r); }
   size_t pair(int from, int to) const { return idx(from) * idx(opts_.ranks) + idx(to); }

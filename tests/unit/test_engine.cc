@@ -1078,6 +1078,117 @@ void threaded_ping_pong(void **) {
   }
 }
 
+
+// ---- collective signatures -----------------------------------------------------
+
+void set_coll(Request &r, const std::shared_ptr<const std::vector<int>> &m, uint32_t sig) {
+  r.collective = true;
+  r.members = m;
+  r.sig = sig;
+}
+
+bool message_has(const Request &r, const char *what) { return r.status.message().find(what) != std::string::npos; }
+
+// Rank 1 receives rank 0's message of the same op (ctx, tag) with another
+// signature: the receive fails naming both, nothing is written, rank 2's
+// receive of that op fails when the news arrives, and a late post of the op
+// on rank 2 fails at once. Same signatures (and 0, "none") still match.
+void signature_mismatch_fails_the_op_everywhere(void **) {
+  FakeWorld w(hub_opts(3), engine_opts());
+  auto m = members_of({0, 1, 2});
+  const uint32_t a = 0x31000001, b = 0x32000001;
+  char data[16] = "from rank zero", out[16] = {}, out2[16] = {};
+  Request s, r, r2;
+  set_send(s, 5, 1, 7, data, sizeof data);
+  set_coll(s, m, a);
+  set_recv(r, 5, 0, 7, out, sizeof out);
+  set_coll(r, m, b);
+  set_recv(r2, 5, 1, 7, out2, sizeof out2);
+  set_coll(r2, m, b);
+  w.engine(1).post_recv(&r);
+  w.engine(2).post_recv(&r2);
+  w.engine(0).post_send(&s);
+  assert_true(w.drive({&s, &r, &r2}));
+  expect_ok(s);  // eager: gone before anyone looked
+  expect_code(r, XC_ERR_INVALID_USAGE);
+  assert_true(message_has(r, "rank 0 is in op #7"));
+  for (char c : out) assert_int_equal(c, 0);
+  expect_code(r2, XC_ERR_INVALID_USAGE);
+  assert_true(message_has(r2, "rank 1 found rank 0 in op #7"));
+  Request late;
+  set_send(late, 5, 0, 7, data, 1);
+  set_coll(late, m, b);
+  w.engine(2).post_send(&late);
+  assert_true(late.done);
+  expect_code(late, XC_ERR_INVALID_USAGE);
+  // The next op (tag 8) is unaffected; signature 0 matches anything.
+  Request s3, r3;
+  set_send(s3, 5, 1, 8, data, sizeof data);
+  set_coll(s3, m, 0);
+  set_recv(r3, 5, 0, 8, out, sizeof out);
+  set_coll(r3, m, a);
+  w.engine(0).post_send(&s3);
+  w.engine(1).post_recv(&r3);
+  assert_true(w.drive({&s3, &r3}));
+  expect_ok(r3);
+  assert_memory_equal(out, data, sizeof data);
+  no_violations(w);
+}
+
+// The message arrives first (unexpected), then the receive; and a message
+// for another rank's receive of the same op proves the mismatch as well.
+void signature_mismatch_unexpected_and_other_sender(void **) {
+  FakeWorld w(hub_opts(3), engine_opts());
+  auto m = members_of({0, 1, 2});
+  const uint32_t a = 0x41000002, b = 0x42000002;
+  char data[8] = "abcdefg", out[8] = {}, out2[8] = {};
+  Request s, r;
+  set_send(s, 5, 1, 3, data, sizeof data);
+  set_coll(s, m, a);
+  w.engine(0).post_send(&s);
+  w.pump();
+  w.pump();
+  set_recv(r, 5, 0, 3, out, sizeof out);
+  set_coll(r, m, b);
+  w.engine(1).post_recv(&r);
+  assert_true(r.done);
+  expect_code(r, XC_ERR_INVALID_USAGE);
+  // Rank 2 waits for rank 1 in op #4 but rank 0's message of op #4 disagrees.
+  Request s2, r2;
+  set_recv(r2, 5, 1, 4, out2, sizeof out2);
+  set_coll(r2, m, b);
+  w.engine(2).post_recv(&r2);
+  set_send(s2, 5, 2, 4, data, sizeof data);
+  set_coll(s2, m, a);
+  w.engine(0).post_send(&s2);
+  assert_true(w.drive({&r2}));
+  expect_code(r2, XC_ERR_INVALID_USAGE);
+  assert_true(message_has(r2, "rank 0 is in op #4"));
+  no_violations(w);
+}
+
+// A rendezvous send whose receiver disagrees fails too (it would wait for a
+// CTS that never comes).
+void signature_mismatch_fails_rendezvous_sender(void **) {
+  FakeWorld w(hub_opts(2), engine_opts());
+  auto m = members_of({0, 1});
+  auto data = random_bytes(20000, 3);
+  std::vector<char> out(data.size(), 0);
+  Request s, r;
+  set_send(s, 5, 1, 2, data.data(), data.size());
+  set_coll(s, m, 0x51000003);
+  set_recv(r, 5, 0, 2, out.data(), out.size());
+  set_coll(r, m, 0x52000003);
+  w.engine(0).post_send(&s);
+  w.engine(1).post_recv(&r);
+  assert_true(w.drive({&s, &r}));
+  expect_code(r, XC_ERR_INVALID_USAGE);
+  expect_code(s, XC_ERR_INVALID_USAGE);
+  assert_true(message_has(s, "rank 1 is in op #2") || message_has(s, "found rank 0 in op #2"));
+  for (char c : out) assert_int_equal(c, 0);
+  no_violations(w);
+}
+
 }  // namespace
 
 int main() {
@@ -1115,6 +1226,9 @@ int main() {
       cmocka_unit_test(single_copy_read_failure),
       cmocka_unit_test(self_messages_any_size),
       cmocka_unit_test(threaded_ping_pong),
+      cmocka_unit_test(signature_mismatch_fails_the_op_everywhere),
+      cmocka_unit_test(signature_mismatch_unexpected_and_other_sender),
+      cmocka_unit_test(signature_mismatch_fails_rendezvous_sender),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

@@ -1,0 +1,74 @@
+/* Ranks that disagree about a collective (op, dtype, reduction, count, root)
+   at the same step fail with XC_ERR_INVALID_USAGE instead of mixing data or
+   waiting for the timeout. Run with a short XC_TIMEOUT, so a mismatch that
+   goes unnoticed shows up quickly as XC_ERR_TIMEOUT. Each case runs on its
+   own duplicate of the world, aborted and freed afterwards (its ranks are out
+   of step). */
+#include <stdlib.h>
+
+#include "async_util.h"
+
+enum Case { kDtype, kCount, kReduction, kKind, kKindBig, kKindNonblocking, kRoot, kCases };
+static const char *case_name[] = {"dtype", "count", "reduction", "allreduce vs allgather",
+                                  "allreduce vs allgather (large)", "non-blocking allreduce vs broadcast", "root"};
+
+static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
+  int odd = a_rank == a_size - 1; /* the rank that disagrees */
+  size_t n = 64;
+  switch (c) {
+    case kDtype: return xc_allreduce(XC_IN_PLACE, buf, n, odd ? XC_FLOAT32 : XC_INT32, XC_SUM, comm);
+    case kCount: return xc_allreduce(XC_IN_PLACE, buf, odd ? n + 1 : n, XC_INT32, XC_SUM, comm);
+    case kReduction: return xc_allreduce(XC_IN_PLACE, buf, n, XC_INT32, odd ? XC_MAX : XC_SUM, comm);
+    case kKind:
+      return odd ? xc_allgather(buf, out, n, XC_INT32, comm) : xc_allreduce(XC_IN_PLACE, buf, n, XC_INT32, XC_SUM, comm);
+    case kKindBig: /* rendezvous messages */
+      n = 100000;
+      return odd ? xc_allgather(buf, out, n, XC_INT32, comm) : xc_allreduce(XC_IN_PLACE, buf, n, XC_INT32, XC_SUM, comm);
+    case kKindNonblocking: {
+      xc_request_t req;
+      xc_result_t rc = a_rank == 0 ? xc_ibroadcast(buf, n, XC_INT32, 0, comm, &req)
+                                   : xc_iallreduce(XC_IN_PLACE, buf, n, XC_INT32, XC_SUM, comm, &req);
+      if (rc != XC_SUCCESS) return rc;
+      return xc_wait(&req, NULL);
+    }
+    default: /* the last rank names itself root, the others rank 0 */
+      return xc_broadcast(buf, n, XC_INT32, odd ? a_rank : 0, comm);
+  }
+}
+
+/* Ranks that only send in their own view of the op (a broadcast root) have
+   nothing to compare against and may finish; so may a broadcast rank whose
+   data came from the root it expected (it got what it asked for). */
+static int may_succeed(int c) {
+  if (c == kRoot) return 1;
+  if (c == kKindNonblocking) return a_rank == 0;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  xc_comm_t world;
+  a_init(argc, argv, &world);
+  size_t max = (size_t)100000 * (size_t)(a_size + 1);
+  int32_t *buf = calloc(max, sizeof(int32_t)), *out = calloc(max, sizeof(int32_t));
+  for (int c = 0; c < kCases; ++c) {
+    if (a_size < 2 || (c == kRoot && a_size < 3)) break; /* no one to disagree with (root: see may_succeed) */
+    xc_comm_t comm;
+    MP_CHECK(xc_comm_dup(world, &comm));
+    MP_CHECK(xc_barrier(comm)); /* a matched op first: the mismatch is at op #1 */
+    xc_result_t rc = run_case(c, comm, buf, out);
+    if (!(rc == XC_SUCCESS && may_succeed(c))) {
+      MP_ASSERT(rc == XC_ERR_INVALID_USAGE, "case '%s': got %d (%s), expected XC_ERR_INVALID_USAGE", case_name[c],
+                (int)rc, xc_last_error());
+      MP_ASSERT(strstr(xc_last_error(), "op #1") != NULL, "case '%s': message does not name the op: %s",
+                case_name[c], xc_last_error());
+    }
+    if (a_rank == 0 && rc != XC_SUCCESS) printf("case '%s': %s\n", case_name[c], xc_last_error());
+    MP_CHECK(xc_comm_abort(comm));
+    MP_CHECK(xc_comm_free(comm));
+  }
+  free(buf);
+  free(out);
+  MP_CHECK(xc_comm_free(world));
+  if (a_rank == 0) printf("coll_async mismatch: %d ranks ok\n", a_size);
+  return 0;
+}
