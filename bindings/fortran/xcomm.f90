@@ -165,6 +165,11 @@ module xcomm
   public :: xc_comm_get_async_error, xc_comm_split, xc_comm_split_groups, xc_comm_dup
   public :: xc_send, xc_recv, xc_sendrecv, xc_isend, xc_irecv, xc_wait, xc_test, xc_waitall
   public :: xc_barrier, xc_broadcast, xc_allreduce, xc_allgather
+  public :: xc_reduce, xc_allgatherv, xc_gather, xc_gatherv, xc_scatter, xc_scatterv, xc_reduce_scatter
+  public :: xc_reduce_scatterv, xc_alltoall, xc_alltoallv, xc_scan, xc_exscan, xc_ibarrier, xc_ibroadcast
+  public :: xc_ireduce, xc_iallreduce, xc_iallgather, xc_iallgatherv, xc_igather, xc_igatherv, xc_iscatter
+  public :: xc_iscatterv, xc_ireduce_scatter, xc_ireduce_scatterv, xc_ialltoall, xc_ialltoallv, xc_iscan
+  public :: xc_iexscan, xc_group_start, xc_group_end
   public :: operator(==), operator(/=)
 
   interface operator(==)
@@ -223,6 +228,75 @@ module xcomm
   end interface
   interface xc_allgather
     module procedure xc_allgather_i4, xc_allgather_i8
+  end interface
+  interface xc_reduce
+    module procedure xc_reduce_i4, xc_reduce_i8
+  end interface
+  interface xc_allgatherv
+    module procedure xc_allgatherv_i4, xc_allgatherv_i8
+  end interface
+  interface xc_gather
+    module procedure xc_gather_i4, xc_gather_i8
+  end interface
+  interface xc_gatherv
+    module procedure xc_gatherv_i4, xc_gatherv_i8
+  end interface
+  interface xc_scatter
+    module procedure xc_scatter_i4, xc_scatter_i8
+  end interface
+  interface xc_scatterv
+    module procedure xc_scatterv_i4, xc_scatterv_i8
+  end interface
+  interface xc_reduce_scatter
+    module procedure xc_reduce_scatter_i4, xc_reduce_scatter_i8
+  end interface
+  interface xc_alltoall
+    module procedure xc_alltoall_i4, xc_alltoall_i8
+  end interface
+  interface xc_scan
+    module procedure xc_scan_i4, xc_scan_i8
+  end interface
+  interface xc_exscan
+    module procedure xc_exscan_i4, xc_exscan_i8
+  end interface
+  interface xc_ibroadcast
+    module procedure xc_ibroadcast_i4, xc_ibroadcast_i8
+  end interface
+  interface xc_ireduce
+    module procedure xc_ireduce_i4, xc_ireduce_i8
+  end interface
+  interface xc_iallreduce
+    module procedure xc_iallreduce_i4, xc_iallreduce_i8
+  end interface
+  interface xc_iallgather
+    module procedure xc_iallgather_i4, xc_iallgather_i8
+  end interface
+  interface xc_iallgatherv
+    module procedure xc_iallgatherv_i4, xc_iallgatherv_i8
+  end interface
+  interface xc_igather
+    module procedure xc_igather_i4, xc_igather_i8
+  end interface
+  interface xc_igatherv
+    module procedure xc_igatherv_i4, xc_igatherv_i8
+  end interface
+  interface xc_iscatter
+    module procedure xc_iscatter_i4, xc_iscatter_i8
+  end interface
+  interface xc_iscatterv
+    module procedure xc_iscatterv_i4, xc_iscatterv_i8
+  end interface
+  interface xc_ireduce_scatter
+    module procedure xc_ireduce_scatter_i4, xc_ireduce_scatter_i8
+  end interface
+  interface xc_ialltoall
+    module procedure xc_ialltoall_i4, xc_ialltoall_i8
+  end interface
+  interface xc_iscan
+    module procedure xc_iscan_i4, xc_iscan_i8
+  end interface
+  interface xc_iexscan
+    module procedure xc_iexscan_i4, xc_iexscan_i8
   end interface
 
   ! ---- the C API (include/xcomm.h), one interface per function ---------------
@@ -433,6 +507,348 @@ module xcomm
       type(c_ptr), value :: comm
     end function c_xc_allgather
 
+    integer(c_int) function c_xc_reduce(sendbuf, recvbuf, count, dtype, op, root, comm) &
+        bind(c, name='xc_reduce')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+    end function c_xc_reduce
+
+    integer(c_int) function c_xc_allgatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, comm) &
+        bind(c, name='xc_allgatherv')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      integer(c_size_t), value :: sendcount
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), intent(in) :: recvcounts(*)
+      integer(c_size_t), intent(in) :: displs(*)
+      integer(c_int), value :: dtype
+      type(c_ptr), value :: comm
+    end function c_xc_allgatherv
+
+    integer(c_int) function c_xc_gather(sendbuf, recvbuf, sendcount, dtype, root, comm) &
+        bind(c, name='xc_gather')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: sendcount
+      integer(c_int), value :: dtype
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+    end function c_xc_gather
+
+    integer(c_int) function c_xc_gatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, root, comm) &
+        bind(c, name='xc_gatherv')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      integer(c_size_t), value :: sendcount
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), intent(in) :: recvcounts(*)
+      integer(c_size_t), intent(in) :: displs(*)
+      integer(c_int), value :: dtype
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+    end function c_xc_gatherv
+
+    integer(c_int) function c_xc_scatter(sendbuf, recvbuf, recvcount, dtype, root, comm) &
+        bind(c, name='xc_scatter')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: recvcount
+      integer(c_int), value :: dtype
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+    end function c_xc_scatter
+
+    integer(c_int) function c_xc_scatterv(sendbuf, sendcounts, displs, recvbuf, recvcount, dtype, root, comm) &
+        bind(c, name='xc_scatterv')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      integer(c_size_t), intent(in) :: sendcounts(*)
+      integer(c_size_t), intent(in) :: displs(*)
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: recvcount
+      integer(c_int), value :: dtype
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+    end function c_xc_scatterv
+
+    integer(c_int) function c_xc_reduce_scatter(sendbuf, recvbuf, recvcount, dtype, op, comm) &
+        bind(c, name='xc_reduce_scatter')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: recvcount
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      type(c_ptr), value :: comm
+    end function c_xc_reduce_scatter
+
+    integer(c_int) function c_xc_reduce_scatterv(sendbuf, recvbuf, recvcounts, dtype, op, comm) &
+        bind(c, name='xc_reduce_scatterv')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), intent(in) :: recvcounts(*)
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      type(c_ptr), value :: comm
+    end function c_xc_reduce_scatterv
+
+    integer(c_int) function c_xc_alltoall(sendbuf, recvbuf, count, dtype, comm) &
+        bind(c, name='xc_alltoall')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      type(c_ptr), value :: comm
+    end function c_xc_alltoall
+
+    integer(c_int) function c_xc_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, comm) &
+        bind(c, name='xc_alltoallv')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      integer(c_size_t), intent(in) :: sendcounts(*)
+      integer(c_size_t), intent(in) :: sdispls(*)
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), intent(in) :: recvcounts(*)
+      integer(c_size_t), intent(in) :: rdispls(*)
+      integer(c_int), value :: dtype
+      type(c_ptr), value :: comm
+    end function c_xc_alltoallv
+
+    integer(c_int) function c_xc_scan(sendbuf, recvbuf, count, dtype, op, comm) &
+        bind(c, name='xc_scan')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      type(c_ptr), value :: comm
+    end function c_xc_scan
+
+    integer(c_int) function c_xc_exscan(sendbuf, recvbuf, count, dtype, op, comm) &
+        bind(c, name='xc_exscan')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      type(c_ptr), value :: comm
+    end function c_xc_exscan
+
+    integer(c_int) function c_xc_ibarrier(comm, req) &
+        bind(c, name='xc_ibarrier')
+      import :: c_int, c_ptr, xc_request
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_ibarrier
+
+    integer(c_int) function c_xc_ibroadcast(buf, count, dtype, root, comm, req) &
+        bind(c, name='xc_ibroadcast')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_ibroadcast
+
+    integer(c_int) function c_xc_ireduce(sendbuf, recvbuf, count, dtype, op, root, comm, req) &
+        bind(c, name='xc_ireduce')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_ireduce
+
+    integer(c_int) function c_xc_iallreduce(sendbuf, recvbuf, count, dtype, op, comm, req) &
+        bind(c, name='xc_iallreduce')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_iallreduce
+
+    integer(c_int) function c_xc_iallgather(sendbuf, recvbuf, sendcount, dtype, comm, req) &
+        bind(c, name='xc_iallgather')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: sendcount
+      integer(c_int), value :: dtype
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_iallgather
+
+    integer(c_int) function c_xc_iallgatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, comm, req) &
+        bind(c, name='xc_iallgatherv')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      integer(c_size_t), value :: sendcount
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), intent(in) :: recvcounts(*)
+      integer(c_size_t), intent(in) :: displs(*)
+      integer(c_int), value :: dtype
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_iallgatherv
+
+    integer(c_int) function c_xc_igather(sendbuf, recvbuf, sendcount, dtype, root, comm, req) &
+        bind(c, name='xc_igather')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: sendcount
+      integer(c_int), value :: dtype
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_igather
+
+    integer(c_int) function c_xc_igatherv(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, root, comm, req) &
+        bind(c, name='xc_igatherv')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      integer(c_size_t), value :: sendcount
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), intent(in) :: recvcounts(*)
+      integer(c_size_t), intent(in) :: displs(*)
+      integer(c_int), value :: dtype
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_igatherv
+
+    integer(c_int) function c_xc_iscatter(sendbuf, recvbuf, recvcount, dtype, root, comm, req) &
+        bind(c, name='xc_iscatter')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: recvcount
+      integer(c_int), value :: dtype
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_iscatter
+
+    integer(c_int) function c_xc_iscatterv(sendbuf, sendcounts, displs, recvbuf, recvcount, dtype, root, comm, req) &
+        bind(c, name='xc_iscatterv')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      integer(c_size_t), intent(in) :: sendcounts(*)
+      integer(c_size_t), intent(in) :: displs(*)
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: recvcount
+      integer(c_int), value :: dtype
+      integer(c_int), value :: root
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_iscatterv
+
+    integer(c_int) function c_xc_ireduce_scatter(sendbuf, recvbuf, recvcount, dtype, op, comm, req) &
+        bind(c, name='xc_ireduce_scatter')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: recvcount
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_ireduce_scatter
+
+    integer(c_int) function c_xc_ireduce_scatterv(sendbuf, recvbuf, recvcounts, dtype, op, comm, req) &
+        bind(c, name='xc_ireduce_scatterv')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), intent(in) :: recvcounts(*)
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_ireduce_scatterv
+
+    integer(c_int) function c_xc_ialltoall(sendbuf, recvbuf, count, dtype, comm, req) &
+        bind(c, name='xc_ialltoall')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_ialltoall
+
+    integer(c_int) function c_xc_ialltoallv(sendbuf, sendcounts, sdispls, recvbuf, &
+        recvcounts, rdispls, dtype, comm, req) &
+        bind(c, name='xc_ialltoallv')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      integer(c_size_t), intent(in) :: sendcounts(*)
+      integer(c_size_t), intent(in) :: sdispls(*)
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), intent(in) :: recvcounts(*)
+      integer(c_size_t), intent(in) :: rdispls(*)
+      integer(c_int), value :: dtype
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_ialltoallv
+
+    integer(c_int) function c_xc_iscan(sendbuf, recvbuf, count, dtype, op, comm, req) &
+        bind(c, name='xc_iscan')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_iscan
+
+    integer(c_int) function c_xc_iexscan(sendbuf, recvbuf, count, dtype, op, comm, req) &
+        bind(c, name='xc_iexscan')
+      import :: c_int, c_ptr, c_size_t, xc_request
+      type(c_ptr), value :: sendbuf
+      type(c_ptr), value :: recvbuf
+      integer(c_size_t), value :: count
+      integer(c_int), value :: dtype
+      integer(c_int), value :: op
+      type(c_ptr), value :: comm
+      type(xc_request), intent(inout) :: req
+    end function c_xc_iexscan
+
+    integer(c_int) function c_xc_group_start() &
+        bind(c, name='xc_group_start')
+      import :: c_int
+    end function c_xc_group_start
+
+    integer(c_int) function c_xc_group_end() &
+        bind(c, name='xc_group_end')
+      import :: c_int
+    end function c_xc_group_end
+
     ! Not xcomm: the C library's strlen, to read the library's strings.
     integer(c_size_t) function c_strlen(s) bind(c, name='strlen')
       import :: c_size_t, c_ptr
@@ -528,11 +944,36 @@ contains
     if (count < 0) then
       call fail(fn, 'count is negative', ierr)
     else if (is_in_place(p)) then
-      call fail(fn, 'XC_IN_PLACE is only valid as sendbuf of xc_allreduce and xc_allgather', ierr)
+      call fail(fn, 'XC_IN_PLACE is not valid for this buffer (see the header per op)', ierr)
     else
       buffer_ok = .true.
     end if
   end function buffer_ok
+
+  logical function count_ok(fn, count, ierr)
+    character(len=*), intent(in) :: fn
+    integer(int64), intent(in) :: count
+    integer, intent(out), optional :: ierr
+    count_ok = count >= 0
+    if (.not. count_ok) call fail(fn, 'count is negative', ierr)
+  end function count_ok
+
+  ! A count or displacement array needs one entry per rank of comm (the
+  ! library reads that many).
+  logical function counts_ok(fn, what, counts, comm, ierr)
+    character(len=*), intent(in) :: fn, what
+    integer(c_size_t), intent(in) :: counts(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: n
+    n = 0
+    counts_ok = .true.
+    if (c_xc_comm_size(comm%ptr, n) /= XC_SUCCESS) return  ! a bad comm: the call itself reports it
+    if (size(counts) < n) then
+      counts_ok = .false.
+      call fail(fn, what // ' holds fewer entries than the communicator has ranks', ierr)
+    end if
+  end function counts_ok
 
   ! ==== operators =============================================================
 
@@ -1134,5 +1575,1014 @@ contains
     integer, intent(out), optional :: ierr
     call xc_allgather_i8(sendbuf, recvbuf, int(sendcount, int64), dtype, comm, ierr)
   end subroutine xc_allgather_i4
+
+  ! ==== the rest of the collective set, non-blocking collectives, groups ========
+  ! Generated from one table of the C signatures, so every op has the same
+  ! checks: XC_IN_PLACE where the header allows it (scatter(v): as recvbuf at
+  ! the root), a negative count, count arrays shorter than the communicator,
+  ! and (non-blocking) buffers that are not contiguous.
+
+  subroutine xc_reduce_i8(sendbuf, recvbuf, count, dtype, op, root, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int64), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op, root
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_reduce', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_reduce', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_reduce', count, ierr)) return
+    call finish(c_xc_reduce(p_sendbuf, p_recvbuf, int(count, c_size_t), int(dtype, c_int), int(op, c_int), &
+        int(root, c_int), comm%ptr), 'xc_reduce', ierr)
+  end subroutine xc_reduce_i8
+
+  subroutine xc_reduce_i4(sendbuf, recvbuf, count, dtype, op, root, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int32), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op, root
+    integer, intent(out), optional :: ierr
+    call xc_reduce_i8(sendbuf, recvbuf, int(count, int64), dtype, op, root, comm, ierr)
+  end subroutine xc_reduce_i4
+
+  subroutine xc_allgatherv_i8(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(int64), intent(in) :: sendcount
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_allgatherv', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_allgatherv', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_allgatherv', sendcount, ierr)) return
+    if (.not. counts_ok('xc_allgatherv', 'recvcounts', recvcounts, comm, ierr)) return
+    if (.not. counts_ok('xc_allgatherv', 'displs', displs, comm, ierr)) return
+    call finish(c_xc_allgatherv(p_sendbuf, int(sendcount, c_size_t), p_recvbuf, recvcounts, displs, int(dtype, &
+        c_int), comm%ptr), 'xc_allgatherv', ierr)
+  end subroutine xc_allgatherv_i8
+
+  subroutine xc_allgatherv_i4(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(int32), intent(in) :: sendcount
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    integer, intent(out), optional :: ierr
+    call xc_allgatherv_i8(sendbuf, int(sendcount, int64), recvbuf, recvcounts, displs, dtype, comm, ierr)
+  end subroutine xc_allgatherv_i4
+
+  subroutine xc_gather_i8(sendbuf, recvbuf, sendcount, dtype, root, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int64), intent(in) :: sendcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_gather', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_gather', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_gather', sendcount, ierr)) return
+    call finish(c_xc_gather(p_sendbuf, p_recvbuf, int(sendcount, c_size_t), int(dtype, c_int), int(root, c_int), &
+        comm%ptr), 'xc_gather', ierr)
+  end subroutine xc_gather_i8
+
+  subroutine xc_gather_i4(sendbuf, recvbuf, sendcount, dtype, root, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int32), intent(in) :: sendcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    integer, intent(out), optional :: ierr
+    call xc_gather_i8(sendbuf, recvbuf, int(sendcount, int64), dtype, root, comm, ierr)
+  end subroutine xc_gather_i4
+
+  subroutine xc_gatherv_i8(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, root, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(int64), intent(in) :: sendcount
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_gatherv', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_gatherv', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_gatherv', sendcount, ierr)) return
+    if (.not. counts_ok('xc_gatherv', 'recvcounts', recvcounts, comm, ierr)) return
+    if (.not. counts_ok('xc_gatherv', 'displs', displs, comm, ierr)) return
+    call finish(c_xc_gatherv(p_sendbuf, int(sendcount, c_size_t), p_recvbuf, recvcounts, displs, int(dtype, &
+        c_int), int(root, c_int), comm%ptr), 'xc_gatherv', ierr)
+  end subroutine xc_gatherv_i8
+
+  subroutine xc_gatherv_i4(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, root, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(int32), intent(in) :: sendcount
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    integer, intent(out), optional :: ierr
+    call xc_gatherv_i8(sendbuf, int(sendcount, int64), recvbuf, recvcounts, displs, dtype, root, comm, ierr)
+  end subroutine xc_gatherv_i4
+
+  subroutine xc_scatter_i8(sendbuf, recvbuf, recvcount, dtype, root, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), target, contiguous :: recvbuf
+    integer(int64), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (.not. buffer_ok('xc_scatter', p_sendbuf, 0_int64, ierr)) return
+    if (is_in_place(p_recvbuf)) then
+      p_recvbuf = c_in_place()
+    else if (.not. buffer_ok('xc_scatter', p_recvbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. count_ok('xc_scatter', recvcount, ierr)) return
+    call finish(c_xc_scatter(p_sendbuf, p_recvbuf, int(recvcount, c_size_t), int(dtype, c_int), int(root, c_int), &
+        comm%ptr), 'xc_scatter', ierr)
+  end subroutine xc_scatter_i8
+
+  subroutine xc_scatter_i4(sendbuf, recvbuf, recvcount, dtype, root, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), target, contiguous :: recvbuf
+    integer(int32), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    integer, intent(out), optional :: ierr
+    call xc_scatter_i8(sendbuf, recvbuf, int(recvcount, int64), dtype, root, comm, ierr)
+  end subroutine xc_scatter_i4
+
+  subroutine xc_scatterv_i8(sendbuf, sendcounts, displs, recvbuf, recvcount, dtype, root, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(c_size_t), intent(in) :: sendcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(*), dimension(..), target, contiguous :: recvbuf
+    integer(int64), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (.not. buffer_ok('xc_scatterv', p_sendbuf, 0_int64, ierr)) return
+    if (is_in_place(p_recvbuf)) then
+      p_recvbuf = c_in_place()
+    else if (.not. buffer_ok('xc_scatterv', p_recvbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. count_ok('xc_scatterv', recvcount, ierr)) return
+    if (.not. counts_ok('xc_scatterv', 'sendcounts', sendcounts, comm, ierr)) return
+    if (.not. counts_ok('xc_scatterv', 'displs', displs, comm, ierr)) return
+    call finish(c_xc_scatterv(p_sendbuf, sendcounts, displs, p_recvbuf, int(recvcount, c_size_t), int(dtype, &
+        c_int), int(root, c_int), comm%ptr), 'xc_scatterv', ierr)
+  end subroutine xc_scatterv_i8
+
+  subroutine xc_scatterv_i4(sendbuf, sendcounts, displs, recvbuf, recvcount, dtype, root, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(c_size_t), intent(in) :: sendcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(*), dimension(..), target, contiguous :: recvbuf
+    integer(int32), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    integer, intent(out), optional :: ierr
+    call xc_scatterv_i8(sendbuf, sendcounts, displs, recvbuf, int(recvcount, int64), dtype, root, comm, ierr)
+  end subroutine xc_scatterv_i4
+
+  subroutine xc_reduce_scatter_i8(sendbuf, recvbuf, recvcount, dtype, op, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int64), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_reduce_scatter', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_reduce_scatter', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_reduce_scatter', recvcount, ierr)) return
+    call finish(c_xc_reduce_scatter(p_sendbuf, p_recvbuf, int(recvcount, c_size_t), int(dtype, c_int), int(op, &
+        c_int), comm%ptr), 'xc_reduce_scatter', ierr)
+  end subroutine xc_reduce_scatter_i8
+
+  subroutine xc_reduce_scatter_i4(sendbuf, recvbuf, recvcount, dtype, op, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int32), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    integer, intent(out), optional :: ierr
+    call xc_reduce_scatter_i8(sendbuf, recvbuf, int(recvcount, int64), dtype, op, comm, ierr)
+  end subroutine xc_reduce_scatter_i4
+
+  subroutine xc_reduce_scatterv(sendbuf, recvbuf, recvcounts, dtype, op, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_reduce_scatterv', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_reduce_scatterv', p_recvbuf, 0_int64, ierr)) return
+    if (.not. counts_ok('xc_reduce_scatterv', 'recvcounts', recvcounts, comm, ierr)) return
+    call finish(c_xc_reduce_scatterv(p_sendbuf, p_recvbuf, recvcounts, int(dtype, c_int), int(op, c_int), &
+        comm%ptr), 'xc_reduce_scatterv', ierr)
+  end subroutine xc_reduce_scatterv
+
+  subroutine xc_alltoall_i8(sendbuf, recvbuf, count, dtype, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int64), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_alltoall', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_alltoall', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_alltoall', count, ierr)) return
+    call finish(c_xc_alltoall(p_sendbuf, p_recvbuf, int(count, c_size_t), int(dtype, c_int), comm%ptr), &
+        'xc_alltoall', ierr)
+  end subroutine xc_alltoall_i8
+
+  subroutine xc_alltoall_i4(sendbuf, recvbuf, count, dtype, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int32), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    integer, intent(out), optional :: ierr
+    call xc_alltoall_i8(sendbuf, recvbuf, int(count, int64), dtype, comm, ierr)
+  end subroutine xc_alltoall_i4
+
+  subroutine xc_alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    integer(c_size_t), intent(in) :: sendcounts(:)
+    integer(c_size_t), intent(in) :: sdispls(:)
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    integer(c_size_t), intent(in) :: rdispls(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_alltoallv', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_alltoallv', p_recvbuf, 0_int64, ierr)) return
+    if (.not. counts_ok('xc_alltoallv', 'sendcounts', sendcounts, comm, ierr)) return
+    if (.not. counts_ok('xc_alltoallv', 'sdispls', sdispls, comm, ierr)) return
+    if (.not. counts_ok('xc_alltoallv', 'recvcounts', recvcounts, comm, ierr)) return
+    if (.not. counts_ok('xc_alltoallv', 'rdispls', rdispls, comm, ierr)) return
+    call finish(c_xc_alltoallv(p_sendbuf, sendcounts, sdispls, p_recvbuf, recvcounts, rdispls, int(dtype, c_int), &
+        comm%ptr), 'xc_alltoallv', ierr)
+  end subroutine xc_alltoallv
+
+  subroutine xc_scan_i8(sendbuf, recvbuf, count, dtype, op, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int64), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_scan', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_scan', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_scan', count, ierr)) return
+    call finish(c_xc_scan(p_sendbuf, p_recvbuf, int(count, c_size_t), int(dtype, c_int), int(op, c_int), &
+        comm%ptr), 'xc_scan', ierr)
+  end subroutine xc_scan_i8
+
+  subroutine xc_scan_i4(sendbuf, recvbuf, count, dtype, op, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int32), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    integer, intent(out), optional :: ierr
+    call xc_scan_i8(sendbuf, recvbuf, int(count, int64), dtype, op, comm, ierr)
+  end subroutine xc_scan_i4
+
+  subroutine xc_exscan_i8(sendbuf, recvbuf, count, dtype, op, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int64), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_exscan', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_exscan', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_exscan', count, ierr)) return
+    call finish(c_xc_exscan(p_sendbuf, p_recvbuf, int(count, c_size_t), int(dtype, c_int), int(op, c_int), &
+        comm%ptr), 'xc_exscan', ierr)
+  end subroutine xc_exscan_i8
+
+  subroutine xc_exscan_i4(sendbuf, recvbuf, count, dtype, op, comm, ierr)
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer(int32), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    integer, intent(out), optional :: ierr
+    call xc_exscan_i8(sendbuf, recvbuf, int(count, int64), dtype, op, comm, ierr)
+  end subroutine xc_exscan_i4
+
+  subroutine xc_ibarrier(comm, req, ierr)
+    type(xc_comm), intent(in) :: comm
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_ibarrier(comm%ptr, req), 'xc_ibarrier', ierr)
+  end subroutine xc_ibarrier
+
+  subroutine xc_ibroadcast_i8(buf, count, dtype, root, comm, req, ierr)
+    type(*), dimension(..), intent(inout), target, asynchronous :: buf
+    integer(int64), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_buf
+    if (.not. is_contiguous(buf)) then
+      call fail('xc_ibroadcast', 'buf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_buf = addr(buf)
+    if (.not. buffer_ok('xc_ibroadcast', p_buf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_ibroadcast', count, ierr)) return
+    call finish(c_xc_ibroadcast(p_buf, int(count, c_size_t), int(dtype, c_int), int(root, c_int), comm%ptr, req), &
+        'xc_ibroadcast', ierr)
+  end subroutine xc_ibroadcast_i8
+
+  subroutine xc_ibroadcast_i4(buf, count, dtype, root, comm, req, ierr)
+    type(*), dimension(..), intent(inout), target, asynchronous :: buf
+    integer(int32), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_ibroadcast_i8(buf, int(count, int64), dtype, root, comm, req, ierr)
+  end subroutine xc_ibroadcast_i4
+
+  subroutine xc_ireduce_i8(sendbuf, recvbuf, count, dtype, op, root, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int64), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_ireduce', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_ireduce', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_ireduce', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_ireduce', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_ireduce', count, ierr)) return
+    call finish(c_xc_ireduce(p_sendbuf, p_recvbuf, int(count, c_size_t), int(dtype, c_int), int(op, c_int), &
+        int(root, c_int), comm%ptr, req), 'xc_ireduce', ierr)
+  end subroutine xc_ireduce_i8
+
+  subroutine xc_ireduce_i4(sendbuf, recvbuf, count, dtype, op, root, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int32), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_ireduce_i8(sendbuf, recvbuf, int(count, int64), dtype, op, root, comm, req, ierr)
+  end subroutine xc_ireduce_i4
+
+  subroutine xc_iallreduce_i8(sendbuf, recvbuf, count, dtype, op, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int64), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_iallreduce', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_iallreduce', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_iallreduce', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_iallreduce', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_iallreduce', count, ierr)) return
+    call finish(c_xc_iallreduce(p_sendbuf, p_recvbuf, int(count, c_size_t), int(dtype, c_int), int(op, c_int), &
+        comm%ptr, req), 'xc_iallreduce', ierr)
+  end subroutine xc_iallreduce_i8
+
+  subroutine xc_iallreduce_i4(sendbuf, recvbuf, count, dtype, op, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int32), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_iallreduce_i8(sendbuf, recvbuf, int(count, int64), dtype, op, comm, req, ierr)
+  end subroutine xc_iallreduce_i4
+
+  subroutine xc_iallgather_i8(sendbuf, recvbuf, sendcount, dtype, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int64), intent(in) :: sendcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_iallgather', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_iallgather', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_iallgather', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_iallgather', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_iallgather', sendcount, ierr)) return
+    call finish(c_xc_iallgather(p_sendbuf, p_recvbuf, int(sendcount, c_size_t), int(dtype, c_int), comm%ptr, &
+        req), 'xc_iallgather', ierr)
+  end subroutine xc_iallgather_i8
+
+  subroutine xc_iallgather_i4(sendbuf, recvbuf, sendcount, dtype, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int32), intent(in) :: sendcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_iallgather_i8(sendbuf, recvbuf, int(sendcount, int64), dtype, comm, req, ierr)
+  end subroutine xc_iallgather_i4
+
+  subroutine xc_iallgatherv_i8(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    integer(int64), intent(in) :: sendcount
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_iallgatherv', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_iallgatherv', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_iallgatherv', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_iallgatherv', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_iallgatherv', sendcount, ierr)) return
+    if (.not. counts_ok('xc_iallgatherv', 'recvcounts', recvcounts, comm, ierr)) return
+    if (.not. counts_ok('xc_iallgatherv', 'displs', displs, comm, ierr)) return
+    call finish(c_xc_iallgatherv(p_sendbuf, int(sendcount, c_size_t), p_recvbuf, recvcounts, displs, int(dtype, &
+        c_int), comm%ptr, req), 'xc_iallgatherv', ierr)
+  end subroutine xc_iallgatherv_i8
+
+  subroutine xc_iallgatherv_i4(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    integer(int32), intent(in) :: sendcount
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_iallgatherv_i8(sendbuf, int(sendcount, int64), recvbuf, recvcounts, displs, dtype, comm, req, ierr)
+  end subroutine xc_iallgatherv_i4
+
+  subroutine xc_igather_i8(sendbuf, recvbuf, sendcount, dtype, root, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int64), intent(in) :: sendcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_igather', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_igather', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_igather', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_igather', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_igather', sendcount, ierr)) return
+    call finish(c_xc_igather(p_sendbuf, p_recvbuf, int(sendcount, c_size_t), int(dtype, c_int), int(root, c_int), &
+        comm%ptr, req), 'xc_igather', ierr)
+  end subroutine xc_igather_i8
+
+  subroutine xc_igather_i4(sendbuf, recvbuf, sendcount, dtype, root, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int32), intent(in) :: sendcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_igather_i8(sendbuf, recvbuf, int(sendcount, int64), dtype, root, comm, req, ierr)
+  end subroutine xc_igather_i4
+
+  subroutine xc_igatherv_i8(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, root, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    integer(int64), intent(in) :: sendcount
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_igatherv', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_igatherv', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_igatherv', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_igatherv', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_igatherv', sendcount, ierr)) return
+    if (.not. counts_ok('xc_igatherv', 'recvcounts', recvcounts, comm, ierr)) return
+    if (.not. counts_ok('xc_igatherv', 'displs', displs, comm, ierr)) return
+    call finish(c_xc_igatherv(p_sendbuf, int(sendcount, c_size_t), p_recvbuf, recvcounts, displs, int(dtype, &
+        c_int), int(root, c_int), comm%ptr, req), 'xc_igatherv', ierr)
+  end subroutine xc_igatherv_i8
+
+  subroutine xc_igatherv_i4(sendbuf, sendcount, recvbuf, recvcounts, displs, dtype, root, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    integer(int32), intent(in) :: sendcount
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_igatherv_i8(sendbuf, int(sendcount, int64), recvbuf, recvcounts, displs, dtype, root, comm, req, &
+        ierr)
+  end subroutine xc_igatherv_i4
+
+  subroutine xc_iscatter_i8(sendbuf, recvbuf, recvcount, dtype, root, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), target, asynchronous :: recvbuf
+    integer(int64), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_iscatter', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_iscatter', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (.not. buffer_ok('xc_iscatter', p_sendbuf, 0_int64, ierr)) return
+    if (is_in_place(p_recvbuf)) then
+      p_recvbuf = c_in_place()
+    else if (.not. buffer_ok('xc_iscatter', p_recvbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. count_ok('xc_iscatter', recvcount, ierr)) return
+    call finish(c_xc_iscatter(p_sendbuf, p_recvbuf, int(recvcount, c_size_t), int(dtype, c_int), int(root, &
+        c_int), comm%ptr, req), 'xc_iscatter', ierr)
+  end subroutine xc_iscatter_i8
+
+  subroutine xc_iscatter_i4(sendbuf, recvbuf, recvcount, dtype, root, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), target, asynchronous :: recvbuf
+    integer(int32), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_iscatter_i8(sendbuf, recvbuf, int(recvcount, int64), dtype, root, comm, req, ierr)
+  end subroutine xc_iscatter_i4
+
+  subroutine xc_iscatterv_i8(sendbuf, sendcounts, displs, recvbuf, recvcount, dtype, root, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    integer(c_size_t), intent(in) :: sendcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(*), dimension(..), target, asynchronous :: recvbuf
+    integer(int64), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_iscatterv', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_iscatterv', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (.not. buffer_ok('xc_iscatterv', p_sendbuf, 0_int64, ierr)) return
+    if (is_in_place(p_recvbuf)) then
+      p_recvbuf = c_in_place()
+    else if (.not. buffer_ok('xc_iscatterv', p_recvbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. count_ok('xc_iscatterv', recvcount, ierr)) return
+    if (.not. counts_ok('xc_iscatterv', 'sendcounts', sendcounts, comm, ierr)) return
+    if (.not. counts_ok('xc_iscatterv', 'displs', displs, comm, ierr)) return
+    call finish(c_xc_iscatterv(p_sendbuf, sendcounts, displs, p_recvbuf, int(recvcount, c_size_t), int(dtype, &
+        c_int), int(root, c_int), comm%ptr, req), 'xc_iscatterv', ierr)
+  end subroutine xc_iscatterv_i8
+
+  subroutine xc_iscatterv_i4(sendbuf, sendcounts, displs, recvbuf, recvcount, dtype, root, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    integer(c_size_t), intent(in) :: sendcounts(:)
+    integer(c_size_t), intent(in) :: displs(:)
+    type(*), dimension(..), target, asynchronous :: recvbuf
+    integer(int32), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, root
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_iscatterv_i8(sendbuf, sendcounts, displs, recvbuf, int(recvcount, int64), dtype, root, comm, req, &
+        ierr)
+  end subroutine xc_iscatterv_i4
+
+  subroutine xc_ireduce_scatter_i8(sendbuf, recvbuf, recvcount, dtype, op, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int64), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_ireduce_scatter', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_ireduce_scatter', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_ireduce_scatter', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_ireduce_scatter', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_ireduce_scatter', recvcount, ierr)) return
+    call finish(c_xc_ireduce_scatter(p_sendbuf, p_recvbuf, int(recvcount, c_size_t), int(dtype, c_int), int(op, &
+        c_int), comm%ptr, req), 'xc_ireduce_scatter', ierr)
+  end subroutine xc_ireduce_scatter_i8
+
+  subroutine xc_ireduce_scatter_i4(sendbuf, recvbuf, recvcount, dtype, op, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int32), intent(in) :: recvcount
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_ireduce_scatter_i8(sendbuf, recvbuf, int(recvcount, int64), dtype, op, comm, req, ierr)
+  end subroutine xc_ireduce_scatter_i4
+
+  subroutine xc_ireduce_scatterv(sendbuf, recvbuf, recvcounts, dtype, op, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_ireduce_scatterv', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_ireduce_scatterv', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_ireduce_scatterv', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_ireduce_scatterv', p_recvbuf, 0_int64, ierr)) return
+    if (.not. counts_ok('xc_ireduce_scatterv', 'recvcounts', recvcounts, comm, ierr)) return
+    call finish(c_xc_ireduce_scatterv(p_sendbuf, p_recvbuf, recvcounts, int(dtype, c_int), int(op, c_int), &
+        comm%ptr, req), 'xc_ireduce_scatterv', ierr)
+  end subroutine xc_ireduce_scatterv
+
+  subroutine xc_ialltoall_i8(sendbuf, recvbuf, count, dtype, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int64), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_ialltoall', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_ialltoall', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_ialltoall', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_ialltoall', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_ialltoall', count, ierr)) return
+    call finish(c_xc_ialltoall(p_sendbuf, p_recvbuf, int(count, c_size_t), int(dtype, c_int), comm%ptr, req), &
+        'xc_ialltoall', ierr)
+  end subroutine xc_ialltoall_i8
+
+  subroutine xc_ialltoall_i4(sendbuf, recvbuf, count, dtype, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int32), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_ialltoall_i8(sendbuf, recvbuf, int(count, int64), dtype, comm, req, ierr)
+  end subroutine xc_ialltoall_i4
+
+  subroutine xc_ialltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, dtype, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    integer(c_size_t), intent(in) :: sendcounts(:)
+    integer(c_size_t), intent(in) :: sdispls(:)
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(c_size_t), intent(in) :: recvcounts(:)
+    integer(c_size_t), intent(in) :: rdispls(:)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_ialltoallv', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_ialltoallv', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_ialltoallv', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_ialltoallv', p_recvbuf, 0_int64, ierr)) return
+    if (.not. counts_ok('xc_ialltoallv', 'sendcounts', sendcounts, comm, ierr)) return
+    if (.not. counts_ok('xc_ialltoallv', 'sdispls', sdispls, comm, ierr)) return
+    if (.not. counts_ok('xc_ialltoallv', 'recvcounts', recvcounts, comm, ierr)) return
+    if (.not. counts_ok('xc_ialltoallv', 'rdispls', rdispls, comm, ierr)) return
+    call finish(c_xc_ialltoallv(p_sendbuf, sendcounts, sdispls, p_recvbuf, recvcounts, rdispls, int(dtype, &
+        c_int), comm%ptr, req), 'xc_ialltoallv', ierr)
+  end subroutine xc_ialltoallv
+
+  subroutine xc_iscan_i8(sendbuf, recvbuf, count, dtype, op, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int64), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_iscan', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_iscan', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_iscan', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_iscan', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_iscan', count, ierr)) return
+    call finish(c_xc_iscan(p_sendbuf, p_recvbuf, int(count, c_size_t), int(dtype, c_int), int(op, c_int), &
+        comm%ptr, req), 'xc_iscan', ierr)
+  end subroutine xc_iscan_i8
+
+  subroutine xc_iscan_i4(sendbuf, recvbuf, count, dtype, op, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int32), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_iscan_i8(sendbuf, recvbuf, int(count, int64), dtype, op, comm, req, ierr)
+  end subroutine xc_iscan_i4
+
+  subroutine xc_iexscan_i8(sendbuf, recvbuf, count, dtype, op, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int64), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p_sendbuf, p_recvbuf
+    if (.not. is_contiguous(sendbuf)) then
+      call fail('xc_iexscan', 'sendbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    if (.not. is_contiguous(recvbuf)) then
+      call fail('xc_iexscan', 'recvbuf is not contiguous (non-blocking buffers cannot be copied)', ierr)
+      return
+    end if
+    p_sendbuf = addr(sendbuf)
+    p_recvbuf = addr(recvbuf)
+    if (is_in_place(p_sendbuf)) then
+      p_sendbuf = c_in_place()
+    else if (.not. buffer_ok('xc_iexscan', p_sendbuf, 0_int64, ierr)) then
+      return
+    end if
+    if (.not. buffer_ok('xc_iexscan', p_recvbuf, 0_int64, ierr)) return
+    if (.not. count_ok('xc_iexscan', count, ierr)) return
+    call finish(c_xc_iexscan(p_sendbuf, p_recvbuf, int(count, c_size_t), int(dtype, c_int), int(op, c_int), &
+        comm%ptr, req), 'xc_iexscan', ierr)
+  end subroutine xc_iexscan_i8
+
+  subroutine xc_iexscan_i4(sendbuf, recvbuf, count, dtype, op, comm, req, ierr)
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    integer(int32), intent(in) :: count
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: dtype, op
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    call xc_iexscan_i8(sendbuf, recvbuf, int(count, int64), dtype, op, comm, req, ierr)
+  end subroutine xc_iexscan_i4
+
+  !> Between xc_group_start and xc_group_end, calls only start; xc_group_end
+  !> waits for all of them. Buffers must stay valid (and contiguous: a copy
+  !> made for a blocking call would not outlive it) until xc_group_end.
+  subroutine xc_group_start(ierr)
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_group_start(), 'xc_group_start', ierr)
+  end subroutine xc_group_start
+
+  subroutine xc_group_end(ierr)
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_group_end(), 'xc_group_end', ierr)
+  end subroutine xc_group_end
 
 end module xcomm

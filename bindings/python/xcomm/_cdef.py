@@ -139,6 +139,62 @@ xc_result_t xc_allreduce(const void *sendbuf, void *recvbuf, size_t count, xc_dt
                          xc_comm_t comm);
 xc_result_t xc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype,
                          xc_comm_t comm);
+xc_result_t xc_reduce(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, int root,
+                      xc_comm_t comm);
+xc_result_t xc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,
+                          const size_t *displs, xc_dtype_t dtype, xc_comm_t comm);
+xc_result_t xc_gather(const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype, int root,
+                      xc_comm_t comm);
+xc_result_t xc_gatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,
+                       const size_t *displs, xc_dtype_t dtype, int root, xc_comm_t comm);
+xc_result_t xc_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, int root,
+                       xc_comm_t comm);
+xc_result_t xc_scatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs, void *recvbuf,
+                        size_t recvcount, xc_dtype_t dtype, int root, xc_comm_t comm);
+xc_result_t xc_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, xc_op_t op,
+                              xc_comm_t comm);
+xc_result_t xc_reduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts, xc_dtype_t dtype,
+                               xc_op_t op, xc_comm_t comm);
+xc_result_t xc_alltoall(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_comm_t comm);
+xc_result_t xc_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
+                         const size_t *recvcounts, const size_t *rdispls, xc_dtype_t dtype, xc_comm_t comm);
+xc_result_t xc_scan(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                    xc_comm_t comm);
+xc_result_t xc_exscan(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                      xc_comm_t comm);
+xc_result_t xc_ibarrier(xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_ibroadcast(void *buf, size_t count, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_ireduce(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, int root,
+                       xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_iallreduce(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                          xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_iallgather(const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype, xc_comm_t comm,
+                          xc_request_t *req);
+xc_result_t xc_iallgatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,
+                           const size_t *displs, xc_dtype_t dtype, xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_igather(const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype, int root,
+                       xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_igatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,
+                        const size_t *displs, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_iscatter(const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, int root,
+                        xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_iscatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs, void *recvbuf,
+                         size_t recvcount, xc_dtype_t dtype, int root, xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype, xc_op_t op,
+                               xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_ireduce_scatterv(const void *sendbuf, void *recvbuf, const size_t *recvcounts, xc_dtype_t dtype,
+                                xc_op_t op, xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_ialltoall(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_comm_t comm,
+                         xc_request_t *req);
+xc_result_t xc_ialltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
+                          const size_t *recvcounts, const size_t *rdispls, xc_dtype_t dtype, xc_comm_t comm,
+                          xc_request_t *req);
+xc_result_t xc_iscan(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                     xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_iexscan(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op,
+                       xc_comm_t comm, xc_request_t *req);
+xc_result_t xc_group_start(void);
+xc_result_t xc_group_end(void);
 """
 
 # The header's #define constants the binding uses (checked against the header

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from . import groups as _group
 from ._cdef import DEFINES
 from ._ffi import ffi, lib
 from .buffers import input_buffer, output_buffer
@@ -33,9 +34,19 @@ def _new_status():
     return st
 
 
-def _finish(rc, st, data):
+def _finish(rc, st, data, keep):
     """The Status of a blocking receive, or its error with .status attached
-    (e.g. the source and size of a truncated message)."""
+    (e.g. the source and size of a truncated message). Inside a group the
+    receive has only started: keep its buffers alive and fill the Status when
+    the group ends."""
+    if rc >= 0 and _group.in_group():
+        status = Status._from_c(st, data)
+        _group.hold(keep, st)
+
+        def fill():
+            status.source, status.tag, status.error, status.bytes = st.source, st.tag, st.error, st.bytes
+        _group.after_end(fill)
+        return status
     if rc < 0:
         err = error_for(rc)
         st.error = rc if st.error == 0 else st.error
@@ -48,9 +59,11 @@ class PointToPoint:
     """Mixin: needs self._h() (the live xc_comm_t)."""
 
     def send(self, buf, dest, tag=0):
-        """Send buf to rank dest; blocks until buf may be reused."""
+        """Send buf to rank dest; blocks until buf may be reused (inside
+        xcomm.group(): until the group ends)."""
         b = input_buffer(buf, "send buffer")
         check(lib.xc_send(b.ptr, b.count, b.dtype, dest, tag, self._h()))
+        _group.hold(b)  # inside a group the send has only started
 
     def recv(self, buf=None, source=ANY_SOURCE, tag=ANY_TAG, *, count=None, dtype=None):
         """Receive into buf (or, with buf=None, into a new array of count
@@ -59,7 +72,7 @@ class PointToPoint:
         b = _recv_buffer(buf, count, dtype, "receive buffer")
         st = _new_status()
         rc = lib.xc_recv(b.ptr, b.count, b.dtype, source, tag, self._h(), st)
-        return _finish(rc, st, buf if buf is not None else b.wrap(b.array))
+        return _finish(rc, st, buf if buf is not None else b.wrap(b.array), b)
 
     def sendrecv(self, sendbuf, dest, recvbuf=None, source=ANY_SOURCE, *, sendtag=0, recvtag=ANY_TAG):
         """Send sendbuf to dest and receive from source at once (no deadlock
@@ -78,7 +91,7 @@ class PointToPoint:
         st = _new_status()
         rc = lib.xc_sendrecv(s.ptr, s.count, dest, sendtag, r.ptr, r.count, source, recvtag, s.dtype,
                              self._h(), st)
-        return _finish(rc, st, data)
+        return _finish(rc, st, data, (s, r))
 
     def isend(self, buf, dest, tag=0):
         """Start sending buf to dest; returns a Request. Do not modify buf

@@ -149,7 +149,7 @@ constants! {
     }
 }
 
-/// `XC_IN_PLACE`: pass as `sendbuf` of `xc_allreduce`/`xc_allgather`.
+/// `XC_IN_PLACE`: pass as `sendbuf` (as `recvbuf` at the root of a scatter).
 pub const XC_IN_PLACE: *const c_void = 1 as *const c_void;
 
 // ---- opaque handles -------------------------------------------------------
@@ -276,4 +276,71 @@ functions! {
     /// `recvbuf` holds size * sendcount elements; `sendbuf` may be XC_IN_PLACE.
     pub fn xc_allgather(sendbuf: *const c_void, recvbuf: *mut c_void, sendcount: usize, dtype: xc_dtype_t,
                         comm: xc_comm_t) -> xc_result_t;
+    /// The rest of the MPI set (see the header for XC_IN_PLACE per op; scatter(v)
+    /// takes it as `recvbuf` at the root). Count arrays have one entry per rank.
+    pub fn xc_reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, dtype: xc_dtype_t, op: xc_op_t,
+                     root: c_int, comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_allgatherv(sendbuf: *const c_void, sendcount: usize, recvbuf: *mut c_void, recvcounts: *const usize,
+                         displs: *const usize, dtype: xc_dtype_t, comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_gather(sendbuf: *const c_void, recvbuf: *mut c_void, sendcount: usize, dtype: xc_dtype_t, root: c_int,
+                     comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_gatherv(sendbuf: *const c_void, sendcount: usize, recvbuf: *mut c_void, recvcounts: *const usize,
+                      displs: *const usize, dtype: xc_dtype_t, root: c_int, comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: usize, dtype: xc_dtype_t, root: c_int,
+                      comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_scatterv(sendbuf: *const c_void, sendcounts: *const usize, displs: *const usize, recvbuf: *mut c_void,
+                       recvcount: usize, dtype: xc_dtype_t, root: c_int, comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: usize, dtype: xc_dtype_t,
+                             op: xc_op_t, comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_reduce_scatterv(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const usize,
+                              dtype: xc_dtype_t, op: xc_op_t, comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_alltoall(sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, dtype: xc_dtype_t,
+                       comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_alltoallv(sendbuf: *const c_void, sendcounts: *const usize, sdispls: *const usize, recvbuf: *mut c_void,
+                        recvcounts: *const usize, rdispls: *const usize, dtype: xc_dtype_t,
+                        comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, dtype: xc_dtype_t, op: xc_op_t,
+                   comm: xc_comm_t) -> xc_result_t;
+    pub fn xc_exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, dtype: xc_dtype_t, op: xc_op_t,
+                     comm: xc_comm_t) -> xc_result_t;
+    /// Non-blocking twins: start the op, finish it with xc_wait/xc_test/xc_waitall.
+    pub fn xc_ibarrier(comm: xc_comm_t, req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_ibroadcast(buf: *mut c_void, count: usize, dtype: xc_dtype_t, root: c_int, comm: xc_comm_t,
+                         req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, dtype: xc_dtype_t, op: xc_op_t,
+                      root: c_int, comm: xc_comm_t, req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, dtype: xc_dtype_t, op: xc_op_t,
+                         comm: xc_comm_t, req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_iallgather(sendbuf: *const c_void, recvbuf: *mut c_void, sendcount: usize, dtype: xc_dtype_t,
+                         comm: xc_comm_t, req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_iallgatherv(sendbuf: *const c_void, sendcount: usize, recvbuf: *mut c_void, recvcounts: *const usize,
+                          displs: *const usize, dtype: xc_dtype_t, comm: xc_comm_t,
+                          req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_igather(sendbuf: *const c_void, recvbuf: *mut c_void, sendcount: usize, dtype: xc_dtype_t, root: c_int,
+                      comm: xc_comm_t, req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_igatherv(sendbuf: *const c_void, sendcount: usize, recvbuf: *mut c_void, recvcounts: *const usize,
+                       displs: *const usize, dtype: xc_dtype_t, root: c_int, comm: xc_comm_t,
+                       req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_iscatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: usize, dtype: xc_dtype_t, root: c_int,
+                       comm: xc_comm_t, req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_iscatterv(sendbuf: *const c_void, sendcounts: *const usize, displs: *const usize, recvbuf: *mut c_void,
+                        recvcount: usize, dtype: xc_dtype_t, root: c_int, comm: xc_comm_t,
+                        req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: usize, dtype: xc_dtype_t,
+                              op: xc_op_t, comm: xc_comm_t, req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_ireduce_scatterv(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const usize,
+                               dtype: xc_dtype_t, op: xc_op_t, comm: xc_comm_t,
+                               req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_ialltoall(sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, dtype: xc_dtype_t, comm: xc_comm_t,
+                        req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_ialltoallv(sendbuf: *const c_void, sendcounts: *const usize, sdispls: *const usize, recvbuf: *mut c_void,
+                         recvcounts: *const usize, rdispls: *const usize, dtype: xc_dtype_t, comm: xc_comm_t,
+                         req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, dtype: xc_dtype_t, op: xc_op_t,
+                    comm: xc_comm_t, req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: usize, dtype: xc_dtype_t, op: xc_op_t,
+                      comm: xc_comm_t, req: *mut xc_request_t) -> xc_result_t;
+    /// Between start and end, calls only start; xc_group_end waits for them all.
+    pub fn xc_group_start() -> xc_result_t;
+    pub fn xc_group_end() -> xc_result_t;
 }

@@ -404,7 +404,12 @@ impl Comm {
     }
 
     /// One C call on this communicator; `Err` with the last error on failure.
-    fn call(&self, f: impl FnOnce() -> sys::xc_result_t) -> Result<()> {
+    /// Refused inside [`group`](crate::group), where the call would only
+    /// start and its buffers could be freed before the group ends.
+    pub(crate) fn call(&self, f: impl FnOnce() -> sys::xc_result_t) -> Result<()> {
+        if crate::group::active() {
+            return Err(crate::group::refuse("a blocking call on a Comm"));
+        }
         check(locked(self.serialized, f))
     }
 

@@ -40,20 +40,34 @@
 //! [`Request::test`], `xc_waitall` [`wait_all`], `xc_barrier`
 //! [`Comm::barrier`], `xc_broadcast` [`Comm::broadcast`], `xc_allreduce`
 //! [`Comm::allreduce`]/[`Comm::allreduce_in_place`], `xc_allgather`
-//! [`Comm::allgather`]/[`Comm::allgather_in_place`].
+//! [`Comm::allgather`]/[`Comm::allgather_in_place`], `xc_reduce`
+//! [`Comm::reduce`]/[`Comm::reduce_in_place`], `xc_allgatherv`
+//! [`Comm::allgatherv`]/[`Comm::allgatherv_in_place`], `xc_gather`
+//! [`Comm::gather`], `xc_gatherv` [`Comm::gatherv`], `xc_scatter`
+//! [`Comm::scatter`], `xc_scatterv` [`Comm::scatterv`], `xc_reduce_scatter`
+//! [`Comm::reduce_scatter`], `xc_reduce_scatterv` [`Comm::reduce_scatterv`],
+//! `xc_alltoall` [`Comm::alltoall`]/[`Comm::alltoall_in_place`],
+//! `xc_alltoallv` [`Comm::alltoallv`], `xc_scan`
+//! [`Comm::scan`]/[`Comm::scan_in_place`], `xc_exscan`
+//! [`Comm::exscan`]/[`Comm::exscan_in_place`]; every `xc_i<op>` is
+//! `Comm::i<op>` inside a [`scope`] ([`Comm::ibarrier`], [`Comm::iallreduce`],
+//! ...); `xc_group_start`/`xc_group_end` are [`group`].
 
 pub use xcomm_sys as sys;
 
+mod coll;
 mod comm;
 mod config;
 mod dtype;
 mod error;
+mod group;
 mod request;
 
 pub use comm::{init, init_with, Comm, Source, Status, Tag, UniqueId, TAG_MAX, UNDEFINED};
 pub use config::{Config, DebugLevel, Device, ThreadMode};
 pub use dtype::{dtype_size, Dtype, Op, BF16, F16};
 pub use error::{code_name, description, Error, Result};
+pub use group::{group, Group};
 pub use request::{scope, wait_all, Request, Scope};
 
 /// The library's version at run time (`xc_get_version`).

@@ -1,4 +1,4 @@
-//! Non-blocking sends and receives.
+//! Non-blocking sends, receives and collectives.
 //!
 //! A [`Request`] borrows its buffer (and its communicator) for as long as the
 //! C library may use them. Borrowing alone is not enough in Rust, since a
@@ -134,7 +134,8 @@ impl Drop for Slots {
     }
 }
 
-/// An unfinished [`Comm::isend`] or [`Comm::irecv`].
+/// An unfinished non-blocking operation: [`Comm::isend`], [`Comm::irecv`]
+/// or a non-blocking collective ([`Comm::iallreduce`], ...).
 ///
 /// Finish it with [`wait`](Request::wait), [`test`](Request::test) or
 /// [`wait_all`]. **Dropping an unfinished request waits for it** (up to the
@@ -152,11 +153,15 @@ pub struct Request<'scope> {
 }
 
 impl<'scope> Request<'scope> {
-    fn start(
+    pub(crate) fn start(
         scope: &'scope Scope<'scope, '_>,
         serialized: bool,
         f: impl FnOnce(*mut sys::xc_request_t) -> sys::xc_result_t,
     ) -> Result<Request<'scope>> {
+        if crate::group::active() {
+            // Its scope could end (and wait, which a group refuses) inside the group.
+            return Err(crate::group::refuse("starting a request"));
+        }
         let mut h: sys::xc_request_t = ptr::null_mut();
         check(locked(serialized, || f(&mut h)))?;
         let slot = scope.slots.add(h, serialized);
