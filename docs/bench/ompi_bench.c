@@ -1,6 +1,8 @@
 /*
- * ompi_bench.c — the MPI twin of `xc-bench allreduce|broadcast|allgather|barrier`,
- * for comparing xcomm with an MPI library (Open MPI here) on the same machine.
+ * ompi_bench.c — the MPI twin of xc-bench's collective subcommands (every
+ * collective of xcomm.h: allreduce, broadcast, reduce, allgather(v), gather(v),
+ * scatter(v), reduce_scatter(v), alltoall(v), scan, exscan, barrier), for
+ * comparing xcomm with an MPI library (Open MPI here) on the same machine.
  *
  *   mpicc -O2 -o ompi_bench docs/bench/ompi_bench.c
  *   mpirun -np 4 ./ompi_bench allreduce -b 8 -e 64M -f 4 -d float32 -o sum -n 20 -w 5 -c 1
@@ -15,10 +17,16 @@
  *  - with -c 1 one more call on fresh input into a poisoned output, every result
  *    element compared bit for bit with the value computed locally (the same
  *    input pattern as xc-bench's coll_data.cc); #wrong summed over ranks;
- *  - size = the largest buffer a rank holds (allgather: what it receives, at
- *    least one element from each rank); algbw = size / time in GB/s; busbw =
- *    algbw * 2(n-1)/n (allreduce), (n-1)/n (allgather), 1 (broadcast);
- *    barrier: time only.
+ *  - size = the largest buffer a rank holds (allgather, gather: what the
+ *    receiver holds, at least one element from each rank; scatter,
+ *    reduce_scatter: the n blocks sent; alltoall: the n blocks each way);
+ *    algbw = size / time in GB/s; busbw = algbw * 2(n-1)/n (allreduce),
+ *    (n-1)/n (allgather, gather, scatter, reduce_scatter, alltoall and their
+ *    v forms), 1 (broadcast, reduce, scan, exscan); barrier: time only;
+ *  - the v forms run with equal counts, packed in rank order;
+ *  - in place: MPI_IN_PLACE where MPI has it, at the root only for reduce,
+ *    gather(v) and scatter(v) (as recvbuf for scatter), the other ranks
+ *    calling the out-of-place form; exscan's rank 0 result is not checked.
  * MPI_Bcast has one buffer, so broadcast fills the in-place columns only, as
  * in xc-bench. What MPI lacks is left out, with a '#' line saying so: the avg
  * reduction, and reductions on float16/bfloat16 (no standard MPI type;
@@ -241,6 +249,8 @@ typedef struct {
   const dtype_t *dtype;
   int op, root, rank, nranks;
   size_t send_count, recv_count;
+  int in_place; /* this rank calls the in-place form */
+  int *counts, *displs; /* v-ops: equal blocks, packed in rank order (set per row) */
 } args_t;
 
 typedef struct {
@@ -248,7 +258,12 @@ typedef struct {
   size_t j;
 } source_t;
 
-enum { F_DATA = 1, F_REDOP = 2, F_ROOT = 4, F_OUT_OF_PLACE = 8, F_IN_PLACE = 16 };
+enum {
+  F_DATA = 1, F_REDOP = 2, F_ROOT = 4, F_OUT_OF_PLACE = 8, F_IN_PLACE = 16,
+  F_IN_PLACE_AT_ROOT = 32, /* only the root calls the in-place form; the others out of place */
+  F_IN_PLACE_IN_SEND = 64, /* in place the input stays in sendbuf (scatter: recvbuf is MPI_IN_PLACE) */
+  F_VECTOR = 128           /* a v-op */
+};
 
 typedef struct {
   const char *name;
@@ -257,6 +272,7 @@ typedef struct {
   double (*bus_factor)(int nranks);
   int (*has_input)(const args_t *);           /* NULL: every rank */
   size_t (*in_place_offset)(const args_t *);  /* NULL: 0 */
+  size_t (*checked)(const args_t *);          /* NULL: recv_count */
   source_t (*source)(const args_t *, size_t i);
   int (*call)(const args_t *, const void *send, void *recv); /* send MPI_IN_PLACE in place */
 } coll_t;
@@ -266,43 +282,122 @@ static void counts_gather(size_t count, int n, size_t *s, size_t *r) {
   *s = count / (size_t)n > 0 ? count / (size_t)n : 1;
   *r = *s * (size_t)n;
 }
+static void counts_scatter(size_t count, int n, size_t *s, size_t *r) { counts_gather(count, n, r, s); }
+static void counts_alltoall(size_t count, int n, size_t *s, size_t *r) {
+  *s = *r = (count / (size_t)n > 0 ? count / (size_t)n : 1) * (size_t)n;
+}
 static void counts_none(size_t count, int n, size_t *s, size_t *r) { (void)count; (void)n; *s = *r = 0; }
 static double bus_allreduce(int n) { return 2.0 * (n - 1) / n; }
-static double bus_allgather(int n) { return (double)(n - 1) / n; }
+static double bus_n1_n(int n) { return (double)(n - 1) / n; }
 static double bus_one(int n) { (void)n; return 1.0; }
 static double bus_none(int n) { (void)n; return 0.0; }
 static int root_only(const args_t *a) { return a->rank == a->root; }
 static size_t own_block(const args_t *a) { return (size_t)a->rank * a->send_count; }
-static source_t from_all(const args_t *a, size_t i) { source_t s; s.lo = 0; s.hi = a->nranks; s.j = i; return s; }
-static source_t from_root(const args_t *a, size_t i) { source_t s; s.lo = a->root; s.hi = a->root + 1; s.j = i; return s; }
+static size_t all_at_root(const args_t *a) { return a->rank == a->root ? a->recv_count : 0; }
+static size_t scatter_checked(const args_t *a) { return a->in_place && a->rank == a->root ? 0 : a->recv_count; }
+static size_t exscan_checked(const args_t *a) { return a->rank == 0 ? 0 : a->recv_count; }
+static source_t src(int lo, int hi, size_t j) { source_t s; s.lo = lo; s.hi = hi; s.j = j; return s; }
+static source_t from_all(const args_t *a, size_t i) { return src(0, a->nranks, i); }
+static source_t from_root(const args_t *a, size_t i) { return src(a->root, a->root + 1, i); }
 static source_t from_owner(const args_t *a, size_t i) {
-  source_t s;
-  s.lo = (int)(i / a->send_count);
-  s.hi = s.lo + 1;
-  s.j = i % a->send_count;
-  return s;
+  int owner = (int)(i / a->send_count);
+  return src(owner, owner + 1, i % a->send_count);
 }
+static source_t from_root_my_block(const args_t *a, size_t i) {
+  return src(a->root, a->root + 1, (size_t)a->rank * a->recv_count + i);
+}
+static source_t reduced_my_block(const args_t *a, size_t i) { return src(0, a->nranks, (size_t)a->rank * a->recv_count + i); }
+static source_t from_peer_block(const args_t *a, size_t i) {
+  size_t per_peer = a->recv_count / (size_t)a->nranks;
+  int peer = (int)(i / per_peer);
+  return src(peer, peer + 1, (size_t)a->rank * per_peer + i % per_peer);
+}
+static source_t prefix_inclusive(const args_t *a, size_t i) { return src(0, a->rank + 1, i); }
+static source_t prefix_exclusive(const args_t *a, size_t i) { return src(0, a->rank, i); }
 
-static int call_barrier(const args_t *a, const void *s, void *r) { (void)a; (void)s; (void)r; return MPI_Barrier(MPI_COMM_WORLD); }
+#define T(a) mpi_type((a)->dtype)
+#define W MPI_COMM_WORLD
+static void *scatter_recv(const args_t *a, void *r) { return a->in_place ? MPI_IN_PLACE : r; }
+static int call_barrier(const args_t *a, const void *s, void *r) { (void)a; (void)s; (void)r; return MPI_Barrier(W); }
 static int call_bcast(const args_t *a, const void *s, void *r) {
   (void)s;
-  return MPI_Bcast(r, (int)a->recv_count, mpi_type(a->dtype), a->root, MPI_COMM_WORLD);
+  return MPI_Bcast(r, (int)a->recv_count, T(a), a->root, W);
+}
+static int call_reduce(const args_t *a, const void *s, void *r) {
+  return MPI_Reduce(s, r, (int)a->recv_count, T(a), mpi_op(a->op), a->root, W);
 }
 static int call_allreduce(const args_t *a, const void *s, void *r) {
-  return MPI_Allreduce(s, r, (int)a->recv_count, mpi_type(a->dtype), mpi_op(a->op), MPI_COMM_WORLD);
+  return MPI_Allreduce(s, r, (int)a->recv_count, T(a), mpi_op(a->op), W);
 }
 static int call_allgather(const args_t *a, const void *s, void *r) {
-  MPI_Datatype t = mpi_type(a->dtype);
-  return MPI_Allgather(s, (int)a->send_count, t, r, (int)a->send_count, t, MPI_COMM_WORLD);
+  return MPI_Allgather(s, (int)a->send_count, T(a), r, (int)a->send_count, T(a), W);
 }
+static int call_allgatherv(const args_t *a, const void *s, void *r) {
+  return MPI_Allgatherv(s, (int)a->send_count, T(a), r, a->counts, a->displs, T(a), W);
+}
+static int call_gather(const args_t *a, const void *s, void *r) {
+  return MPI_Gather(s, (int)a->send_count, T(a), r, (int)a->send_count, T(a), a->root, W);
+}
+static int call_gatherv(const args_t *a, const void *s, void *r) {
+  return MPI_Gatherv(s, (int)a->send_count, T(a), r, a->counts, a->displs, T(a), a->root, W);
+}
+static int call_scatter(const args_t *a, const void *s, void *r) {
+  return MPI_Scatter(s, (int)a->recv_count, T(a), scatter_recv(a, r), (int)a->recv_count, T(a), a->root, W);
+}
+static int call_scatterv(const args_t *a, const void *s, void *r) {
+  return MPI_Scatterv(s, a->counts, a->displs, T(a), scatter_recv(a, r), (int)a->recv_count, T(a), a->root, W);
+}
+static int call_reduce_scatter(const args_t *a, const void *s, void *r) {
+  return MPI_Reduce_scatter_block(s, r, (int)a->recv_count, T(a), mpi_op(a->op), W);
+}
+static int call_reduce_scatterv(const args_t *a, const void *s, void *r) {
+  return MPI_Reduce_scatter(s, r, a->counts, T(a), mpi_op(a->op), W);
+}
+static int call_alltoall(const args_t *a, const void *s, void *r) {
+  int per_peer = (int)(a->recv_count / (size_t)a->nranks);
+  return MPI_Alltoall(s, per_peer, T(a), r, per_peer, T(a), W);
+}
+static int call_alltoallv(const args_t *a, const void *s, void *r) {
+  return MPI_Alltoallv(s, a->counts, a->displs, T(a), r, a->counts, a->displs, T(a), W);
+}
+static int call_scan(const args_t *a, const void *s, void *r) {
+  return MPI_Scan(s, r, (int)a->recv_count, T(a), mpi_op(a->op), W);
+}
+static int call_exscan(const args_t *a, const void *s, void *r) {
+  return MPI_Exscan(s, r, (int)a->recv_count, T(a), mpi_op(a->op), W);
+}
+#undef T
+#undef W
 
+#define BOTH (F_OUT_OF_PLACE | F_IN_PLACE)
+#define REDUCTION (F_DATA | F_REDOP | BOTH)
+/* The same entries, in the same order, as xc-bench's (src/tools/xc_bench/coll_table.cc). */
 static const coll_t kColls[] = {
-    {"allreduce", F_DATA | F_REDOP | F_OUT_OF_PLACE | F_IN_PLACE, counts_same, bus_allreduce, NULL, NULL, from_all,
-     call_allreduce},
-    {"broadcast", F_DATA | F_ROOT | F_IN_PLACE, counts_same, bus_one, root_only, NULL, from_root, call_bcast},
-    {"allgather", F_DATA | F_OUT_OF_PLACE | F_IN_PLACE, counts_gather, bus_allgather, NULL, own_block, from_owner,
-     call_allgather},
-    {"barrier", F_OUT_OF_PLACE, counts_none, bus_none, NULL, NULL, NULL, call_barrier},
+    {"allreduce", REDUCTION, counts_same, bus_allreduce, NULL, NULL, NULL, from_all, call_allreduce},
+    {"broadcast", F_DATA | F_ROOT | F_IN_PLACE, counts_same, bus_one, root_only, NULL, NULL, from_root, call_bcast},
+    {"reduce", REDUCTION | F_ROOT | F_IN_PLACE_AT_ROOT, counts_same, bus_one, NULL, NULL, all_at_root, from_all,
+     call_reduce},
+    {"allgather", F_DATA | BOTH, counts_gather, bus_n1_n, NULL, own_block, NULL, from_owner, call_allgather},
+    {"allgatherv", F_DATA | BOTH | F_VECTOR, counts_gather, bus_n1_n, NULL, own_block, NULL, from_owner,
+     call_allgatherv},
+    {"gather", F_DATA | F_ROOT | BOTH | F_IN_PLACE_AT_ROOT, counts_gather, bus_n1_n, NULL, own_block, all_at_root,
+     from_owner, call_gather},
+    {"gatherv", F_DATA | F_ROOT | BOTH | F_IN_PLACE_AT_ROOT | F_VECTOR, counts_gather, bus_n1_n, NULL, own_block,
+     all_at_root, from_owner, call_gatherv},
+    {"scatter", F_DATA | F_ROOT | BOTH | F_IN_PLACE_AT_ROOT | F_IN_PLACE_IN_SEND, counts_scatter, bus_n1_n,
+     root_only, NULL, scatter_checked, from_root_my_block, call_scatter},
+    {"scatterv", F_DATA | F_ROOT | BOTH | F_IN_PLACE_AT_ROOT | F_IN_PLACE_IN_SEND | F_VECTOR, counts_scatter,
+     bus_n1_n, root_only, NULL, scatter_checked, from_root_my_block, call_scatterv},
+    {"reduce_scatter", REDUCTION, counts_scatter, bus_n1_n, NULL, NULL, NULL, reduced_my_block,
+     call_reduce_scatter},
+    {"reduce_scatterv", REDUCTION | F_VECTOR, counts_scatter, bus_n1_n, NULL, NULL, NULL, reduced_my_block,
+     call_reduce_scatterv},
+    {"alltoall", F_DATA | BOTH, counts_alltoall, bus_n1_n, NULL, NULL, NULL, from_peer_block, call_alltoall},
+    {"alltoallv", F_DATA | BOTH | F_VECTOR, counts_alltoall, bus_n1_n, NULL, NULL, NULL, from_peer_block,
+     call_alltoallv},
+    {"scan", REDUCTION, counts_same, bus_one, NULL, NULL, NULL, prefix_inclusive, call_scan},
+    {"exscan", REDUCTION, counts_same, bus_one, NULL, NULL, exscan_checked, prefix_exclusive, call_exscan},
+    {"barrier", F_OUT_OF_PLACE, counts_none, bus_none, NULL, NULL, NULL, NULL, call_barrier},
 };
 #define NUM_COLLS ((int)(sizeof kColls / sizeof kColls[0]))
 
@@ -351,7 +446,8 @@ static unsigned char *alloc_block(size_t bytes) {
 static double verify(const coll_t *c, const args_t *a, const unsigned char *got, int in_place, size_t row_bytes) {
   size_t i, wrong = 0, es = a->dtype->size;
   unsigned char want[8];
-  for (i = 0; i < a->recv_count; ++i) {
+  size_t n = c->checked ? c->checked(a) : a->recv_count;
+  for (i = 0; i < n; ++i) {
     source_t s = c->source(a, i);
     expected_value(a->dtype, a->op, a->nranks, s.lo, s.hi, s.j, 0, want);
     if (memcmp(want, got + i * es, es) != 0) {
@@ -369,13 +465,17 @@ static double verify(const coll_t *c, const args_t *a, const unsigned char *got,
   return (double)wrong;
 }
 
-static half_t measure(const coll_t *c, const args_t *a, const opts_t *o, int in_place, unsigned char *sendb[2],
+static half_t measure(const coll_t *c, const args_t *row, const opts_t *o, int in_place, unsigned char *sendb[2],
                       unsigned char *recvb[2], size_t row_bytes) {
   half_t h;
-  int data = (c->flags & F_DATA) != 0, k, w, i;
-  int input = data && (c->has_input ? c->has_input(a) : 1) && a->send_count > 0;
-  size_t es = data ? a->dtype->size : 1;
-  size_t off = in_place && c->in_place_offset ? c->in_place_offset(a) : 0;
+  args_t mine = *row, *a = &mine;
+  int data = (c->flags & F_DATA) != 0, k, w, i, input, in_recv;
+  size_t es = data ? row->dtype->size : 1, off;
+  /* Whether THIS rank calls the in-place form (F_IN_PLACE_AT_ROOT). */
+  mine.in_place = in_place && (!(c->flags & F_IN_PLACE_AT_ROOT) || mine.rank == mine.root);
+  input = data && (c->has_input ? c->has_input(a) : 1) && a->send_count > 0;
+  in_recv = a->in_place && !(c->flags & F_IN_PLACE_IN_SEND); /* the input lives in recvbuf */
+  off = in_recv && c->in_place_offset ? c->in_place_offset(a) : 0;
   const void *send[2] = {NULL, NULL};
   unsigned char *recv[2] = {NULL, NULL}, *in[2] = {NULL, NULL};
   long it = 0;
@@ -384,8 +484,8 @@ static half_t measure(const coll_t *c, const args_t *a, const opts_t *o, int in_
   h.wrong = -1;
   for (k = 0; k < 2 && data; ++k) {
     recv[k] = in_place ? recvb[k] : recvb[0];
-    send[k] = in_place ? MPI_IN_PLACE : sendb[k];
-    in[k] = in_place ? recv[k] + off * es : sendb[k];
+    send[k] = in_recv ? MPI_IN_PLACE : sendb[k];
+    in[k] = in_recv ? recv[k] + off * es : sendb[k];
     if (input) fill_input(a->dtype, a->op, a->nranks, a->rank, k, in[k], a->send_count);
   }
 #define STEP()                                                                                   \
@@ -484,8 +584,10 @@ static const dtype_t *dtype_by_name(const char *n) {
 
 static void usage(FILE *to) {
   fprintf(to,
-          "usage: ompi_bench allreduce|broadcast|allgather|barrier [-b MINBYTES] [-e MAXBYTES] [-f FACTOR]\n"
+          "usage: ompi_bench COLLECTIVE [-b MINBYTES] [-e MAXBYTES] [-f FACTOR]\n"
           "       [-d DTYPE|all] [-o OP|all] [-r ROOT] [-n ITERS] [-w WARMUP] [-c 0|1]\n"
+          "COLLECTIVE: allreduce broadcast reduce allgather allgatherv gather gatherv scatter\n"
+          "scatterv reduce_scatter reduce_scatterv alltoall alltoallv scan exscan barrier.\n"
           "Same options, defaults and columns as xc-bench's collective subcommands.\n");
 }
 
@@ -496,10 +598,13 @@ int main(int argc, char **argv) {
   int nranks, i, di, oi, bw_count = 0, skipped_avg = 0, skipped_half = 0, skipped_bitwise = 0;
   double bw_sum = 0, total_wrong = 0;
   unsigned char *sendb[2] = {NULL, NULL}, *recvb[2] = {NULL, NULL};
+  int *vcounts, *vdispls;
 
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  vcounts = (int *)calloc((size_t)nranks, sizeof(int));
+  vdispls = (int *)calloc((size_t)nranks, sizeof(int));
   if (argc >= 2)
     for (i = 0; i < NUM_COLLS; ++i)
       if (!strcmp(argv[1], kColls[i].name)) c = &kColls[i];
@@ -553,6 +658,8 @@ int main(int argc, char **argv) {
       if (r * d->size > recv_max) recv_max = r * d->size;
     }
     if (c->flags & F_OUT_OF_PLACE) sendb[0] = alloc_block(send_max), sendb[1] = alloc_block(send_max);
+    /* In place the input lives in recvbuf, and can be the larger side (reduce_scatter). */
+    if ((c->flags & F_IN_PLACE) && !(c->flags & F_IN_PLACE_IN_SEND) && send_max > recv_max) recv_max = send_max;
     recvb[0] = alloc_block(recv_max);
     if (c->flags & F_IN_PLACE) recvb[1] = alloc_block(recv_max);
   }
@@ -600,6 +707,8 @@ int main(int argc, char **argv) {
         break;
       }
       memset(&a, 0, sizeof a);
+      a.counts = vcounts;
+      a.displs = vdispls;
       a.dtype = (c->flags & F_DATA) ? d : NULL;
       a.op = op;
       a.root = (c->flags & F_ROOT) ? o.root : -1;
@@ -611,6 +720,14 @@ int main(int argc, char **argv) {
           size_t elems, row_bytes;
           half_t out = {0, 0, -1}, in = {0, 0, -1};
           c->counts(count, nranks, &a.send_count, &a.recv_count);
+          if (c->flags & F_VECTOR) { /* equal blocks, packed in rank order */
+            size_t block = a.send_count == a.recv_count ? a.send_count / (size_t)nranks
+                                                        : (a.send_count < a.recv_count ? a.send_count : a.recv_count);
+            for (i = 0; i < nranks; ++i) {
+              vcounts[i] = (int)block;
+              vdispls[i] = (int)(block * (size_t)i);
+            }
+          }
           elems = a.send_count > a.recv_count ? a.send_count : a.recv_count;
           row_bytes = elems * (a.dtype ? d->size : 0);
           if (c->flags & F_OUT_OF_PLACE) out = measure(c, &a, &o, 0, sendb, recvb, row_bytes);
@@ -643,6 +760,8 @@ int main(int argc, char **argv) {
     free(sendb[i]);
     free(recvb[i]);
   }
+  free(vcounts);
+  free(vdispls);
   MPI_Finalize();
   return total_wrong > 0 ? 1 : 0;
 }

@@ -5,8 +5,11 @@
 // The options, the columns and the bus-bandwidth formulas are nccl-tests'
 // (all_reduce_perf and friends), so the numbers read the same way; see
 // coll_usage() and docs/benchmarks.md. Each collective is ONE entry of kColls
-// below: its buffer sizes, bus-bandwidth factor, where its input lives in
-// place, where each result element comes from (for the check), and the call.
+// (coll_table.cc, described in coll_spec.h): its buffer sizes, bus-bandwidth
+// factor, where its input lives in place, where each result element comes
+// from (for the check), and the call. In the in-place columns of rooted
+// collectives whose in-place form is the root's alone (reduce, gather,
+// scatter), the other ranks call the out-of-place form.
 //
 // What a row measures: WARMUP untimed calls, a barrier, then ITERS calls back
 // to back; the time is the slowest rank's average per call. Two inputs are
@@ -34,121 +37,18 @@
 
 #include "bench.h"
 #include "coll_data.h"
+#include "coll_spec.h"
 
 namespace xcb {
 
-// One call's arguments, as every entry of kColls sees them.
-struct CollArgs {
-  xc_comm_t comm = nullptr;
-  const DtypeInfo *dtype = nullptr;
-  int op = kCopy;  // an xc_op_t, or kCopy for collectives without a reduction
-  int root = -1;   // -1 for collectives without a root
-  int rank = 0, nranks = 1;
-  size_t send_count = 0, recv_count = 0;  // elements of this rank's buffers
-};
-
-// Result element i of a rank is the reduction over ranks [lo, hi) of input
-// element j (a copy of rank lo's element when hi == lo + 1).
-struct Source {
-  int lo, hi;
-  size_t j;
-};
-
-enum CollFlags : unsigned {
-  kData = 1u << 0,        // has buffers (barrier has none)
-  kRedop = 1u << 1,       // takes -o
-  kRoot = 1u << 2,        // takes -r
-  kOutOfPlace = 1u << 3,  // the API has an out-of-place form
-  kInPlace = 1u << 4,     // ... and an in-place one (XC_IN_PLACE, or one buffer)
-};
-
-struct CollSpec {
-  const char *name;     // the subcommand
-  const char *summary;  // one line for the usage
-  unsigned flags;
-  // This rank's send and receive counts for the nominal count of a row
-  // (bytes / dtype size). The row's size is max(send, recv) elements.
-  void (*counts)(size_t count, int nranks, size_t *send_count, size_t *recv_count);
-  // busbw = algbw * bus_factor (nccl-tests' formulas; unused without kData).
-  double (*bus_factor)(int nranks);
-  // Optional (nullptr = the default in the comment):
-  bool (*has_input)(const CollArgs &);          // this rank contributes input (every rank)
-  size_t (*in_place_offset)(const CollArgs &);  // in place, input at recv + this (0)
-  size_t (*checked)(const CollArgs &);          // result elements on this rank (recv_count)
-  Source (*source)(const CollArgs &, size_t i);
-  // send is XC_IN_PLACE in place; collectives with one buffer use recv.
-  xc_result_t (*call)(const CollArgs &, const void *send, void *recv);
-};
-
-namespace {
-
-xc_dtype_t dt(const CollArgs &a) { return a.dtype->dtype; }
-
-void counts_same(size_t count, int, size_t *s, size_t *r) { *s = *r = count; }
-// nccl-tests' allgather: the size is what each rank receives, count / nranks
-// elements from each rank (at least one, so the smallest rows still move data).
-void counts_gather(size_t count, int n, size_t *s, size_t *r) {
-  *s = std::max<size_t>(1, count / static_cast<size_t>(n));
-  *r = *s * static_cast<size_t>(n);
-}
-void counts_none(size_t, int, size_t *s, size_t *r) { *s = *r = 0; }
-
-double bus_allreduce(int n) { return 2.0 * (n - 1) / n; }
-double bus_allgather(int n) { return static_cast<double>(n - 1) / n; }
-double bus_one(int) { return 1.0; }
-double bus_none(int) { return 0.0; }
-
-bool root_only(const CollArgs &a) { return a.rank == a.root; }
-size_t own_block(const CollArgs &a) { return static_cast<size_t>(a.rank) * a.send_count; }
-
-Source from_all_ranks(const CollArgs &a, size_t i) { return {0, a.nranks, i}; }
-Source from_root(const CollArgs &a, size_t i) { return {a.root, a.root + 1, i}; }
-Source from_block_owner(const CollArgs &a, size_t i) {
-  int owner = static_cast<int>(i / a.send_count);
-  return {owner, owner + 1, i % a.send_count};
-}
-
-xc_result_t call_barrier(const CollArgs &a, const void *, void *) { return xc_barrier(a.comm); }
-xc_result_t call_broadcast(const CollArgs &a, const void *, void *recv) {
-  return xc_broadcast(recv, a.recv_count, dt(a), a.root, a.comm);
-}
-xc_result_t call_allreduce(const CollArgs &a, const void *send, void *recv) {
-  return xc_allreduce(send, recv, a.recv_count, dt(a), static_cast<xc_op_t>(a.op), a.comm);
-}
-xc_result_t call_allgather(const CollArgs &a, const void *send, void *recv) {
-  return xc_allgather(send, recv, a.send_count, dt(a), a.comm);
-}
-
-}  // namespace
-
-// The collectives. Adding one (reduce, gather, scatter, reduce_scatter,
-// alltoall, ...) is one entry here; e.g. reduce would be
-//   {"reduce", "...", kData | kRedop | kRoot | kOutOfPlace | kInPlace, counts_same, bus_one,
-//    nullptr, nullptr, [](const CollArgs &a) { return a.rank == a.root ? a.recv_count : size_t{0}; },
-//    from_all_ranks, call_reduce},
-// and reduce_scatter {counts: s = n * r, bus (n-1)/n, in-place offset 0,
-// source {0, n, rank * recv_count + i}}.
-const CollSpec kColls[] = {
-    {"allreduce", "nccl-tests-style sweep of xc_allreduce (busbw = algbw * 2(n-1)/n)",
-     kData | kRedop | kOutOfPlace | kInPlace, counts_same, bus_allreduce, nullptr, nullptr, nullptr, from_all_ranks,
-     call_allreduce},
-    {"broadcast", "nccl-tests-style sweep of xc_broadcast (one buffer: in-place columns; busbw = algbw)",
-     kData | kRoot | kInPlace, counts_same, bus_one, root_only, nullptr, nullptr, from_root, call_broadcast},
-    {"allgather", "nccl-tests-style sweep of xc_allgather (size = bytes received; busbw = algbw * (n-1)/n)",
-     kData | kOutOfPlace | kInPlace, counts_gather, bus_allgather, nullptr, own_block, nullptr, from_block_owner,
-     call_allgather},
-    {"barrier", "time of xc_barrier (one row, time only)", kOutOfPlace, counts_none, bus_none, nullptr, nullptr,
-     nullptr, nullptr, call_barrier},
-};
-
 const CollSpec *find_coll(const char *name) {
-  for (const CollSpec &c : kColls)
-    if (strcmp(c.name, name) == 0) return &c;
+  for (size_t i = 0; i < kNumColls; ++i)
+    if (strcmp(kColls[i].name, name) == 0) return &kColls[i];
   return nullptr;
 }
 
 void list_colls(FILE *to) {
-  for (const CollSpec &c : kColls) fprintf(to, "  %-10s %s\n", c.name, c.summary);
+  for (size_t i = 0; i < kNumColls; ++i) fprintf(to, "  %-15s %s\n", kColls[i].name, kColls[i].summary);
 }
 
 namespace {
@@ -188,6 +88,8 @@ void coll_usage(const CollSpec &c, FILE *to) {
           "#wrong = result elements that differ from the expected value, summed over\n"
           "ranks (N/A: not checked, or no such form). The last line averages busbw\n"
           "over all rows and both placements. The exit status is 1 when #wrong > 0.\n"
+          "In place for reduce, gather(v) and scatter(v) is the root's in-place form,\n"
+          "the other ranks calling the out-of-place one; the v forms use equal counts.\n"
           "The timed loop alternates between two pre-filled inputs and rewrites one\n"
           "element before each call, so consecutive calls never see the same input.\n",
           g_prog, c.name, (c.flags & kRedop) ? " [-o OP|all]" : "", (c.flags & kRoot) ? " [-r ROOT]" : "",
@@ -369,21 +271,26 @@ size_t verify(const CollSpec &s, const CollArgs &a, const unsigned char *got, in
   return wrong;
 }
 
-Timing measure(const CollSpec &s, const CollArgs &a, const Options &o, bool in_place, Buffers &b, size_t row_bytes) {
+Timing measure(const CollSpec &s, const CollArgs &row, const Options &o, bool in_place, Buffers &b,
+               size_t row_bytes) {
   Timing h;
   h.done = true;
   static const DtypeInfo kNoData = {"none", XC_UINT8, 1, true, false};
+  CollArgs a = row;
+  // Whether THIS rank calls the in-place form (see kInPlaceAtRoot).
+  a.in_place = in_place && (!(s.flags & kInPlaceAtRoot) || a.rank == a.root);
   const DtypeInfo &d = a.dtype ? *a.dtype : kNoData;
   const bool data = (s.flags & kData) != 0;
   const bool input = data && (s.has_input ? s.has_input(a) : true) && a.send_count > 0;
-  const size_t off = in_place && s.in_place_offset ? s.in_place_offset(a) : 0;
+  const bool in_recv = a.in_place && !(s.flags & kInPlaceInSend);  // the input lives in recvbuf
+  const size_t off = in_recv && s.in_place_offset ? s.in_place_offset(a) : 0;
   const size_t recv_bytes = a.recv_count * d.size;
   const void *send[2] = {nullptr, nullptr};
   unsigned char *recv[2] = {nullptr, nullptr}, *in[2] = {nullptr, nullptr};
   for (int k = 0; k < 2 && data; ++k) {
     recv[k] = in_place ? b.recv[k].get() : b.recv[0].get();
-    send[k] = in_place ? XC_IN_PLACE : b.send[k].get();
-    in[k] = in_place ? recv[k] + off * d.size : b.send[k].get();
+    send[k] = in_recv ? XC_IN_PLACE : b.send[k].get();
+    in[k] = in_recv ? recv[k] + off * d.size : b.send[k].get();
     if (input) fill_input(d, a.op, a.nranks, a.rank, k, in[k], a.send_count);
   }
   long it = 0;
@@ -501,6 +408,8 @@ int run_coll(const CollSpec &s, int argc, char **argv) {
       b.send[0] = alloc_block(send_max);
       b.send[1] = alloc_block(send_max);
     }
+    // In place the input lives in recvbuf, and can be the larger side (reduce_scatter).
+    if ((s.flags & kInPlace) && !(s.flags & kInPlaceInSend)) recv_max = std::max(recv_max, send_max);
     b.recv[0] = alloc_block(recv_max);
     if (s.flags & kInPlace) b.recv[1] = alloc_block(recv_max);
   }
@@ -523,6 +432,13 @@ int run_coll(const CollSpec &s, int argc, char **argv) {
         size_t count = d ? bytes / d->size : 0;
         if (!data || count > 0) {
           s.counts(count, nranks, &a.send_count, &a.recv_count);
+          if (s.flags & kVector) {  // equal blocks, packed in rank order
+            a.block = a.send_count == a.recv_count ? a.send_count / static_cast<size_t>(nranks)
+                                                   : std::min(a.send_count, a.recv_count);
+            a.counts.assign(static_cast<size_t>(nranks), a.block);
+            a.displs.resize(static_cast<size_t>(nranks));
+            for (int i = 0; i < nranks; ++i) a.displs[static_cast<size_t>(i)] = static_cast<size_t>(i) * a.block;
+          }
           size_t elems = std::max(a.send_count, a.recv_count);
           size_t row_bytes = elems * (d ? d->size : 0);
           Timing out, in;

@@ -37,7 +37,7 @@ void usage(FILE *to) {
   fprintf(to, "usage: %s SUBCOMMAND [OPTIONS]   (run it under a launcher, e.g. xcrun -n 8 %s comm)\n\n", g_prog,
           g_prog);
   fprintf(to, "subcommands:\n");
-  for (const Subcommand &s : kSubcommands) fprintf(to, "  %-10s %s\n", s.name, s.summary);
+  for (const Subcommand &s : kSubcommands) fprintf(to, "  %-15s %s\n", s.name, s.summary);
   list_colls(to);
   fprintf(to, "\n'%s SUBCOMMAND -h' describes one.\n", g_prog);
 }
