@@ -4,9 +4,9 @@ namespace xc::algo {
 
 void CollContext::prepare(Request &req, int peer, const void *buf, size_t bytes) {
   req.ctx = ctx_;
-  req.peer = (*members_)[static_cast<size_t>(peer)];
+  req.peer = (*members())[static_cast<size_t>(peer)];
   req.tag = tag_;
-  req.members = members_;
+  req.members = members();
   req.collective = true;
   req.sig = sig_;
   req.buf = const_cast<void *>(buf);
@@ -14,7 +14,7 @@ void CollContext::prepare(Request &req, int peer, const void *buf, size_t bytes)
 }
 
 Status CollContext::finish(Request &req, const char *what, int peer) {
-  Status st = engine_.wait(&req, deadline_);
+  Status st = engine_.wait(&req, deadline());
   if (!st.ok() && st.code() == XC_ERR_TIMEOUT)
     return Error(XC_ERR_TIMEOUT, "timed out waiting to %s rank %d (it never entered this op?)", what, peer);
   if (st.ok() && req.kind == RequestKind::kRecv && req.message_bytes != req.bytes)

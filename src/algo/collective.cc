@@ -228,10 +228,25 @@ Status run_shm(CollContext &c, const CollDesc &d, Algo a) {
 #endif
 }
 
-// XC_ALGO, read once per process.
-const std::string &algo_spec() {
-  static const std::string spec = env_get("XC_ALGO");
-  return spec;
+// XC_ALGO, read and parsed once per process: per op kind, whether it forces
+// an algorithm (or the error every call of that kind reports alike).
+struct ForcedChoice {
+  Status status;
+  bool forced = false;
+  Algo algo = Algo::kLocal;
+};
+
+const ForcedChoice &forced_choice(CollKind kind) {
+  static const std::vector<ForcedChoice> table = [] {
+    std::string spec = env_get("XC_ALGO");
+    std::vector<ForcedChoice> t(static_cast<size_t>(kCollKindCount));
+    for (int k = 0; k < kCollKindCount; ++k) {
+      ForcedChoice &f = t[static_cast<size_t>(k)];
+      f.status = forced_algo(spec, static_cast<CollKind>(k), &f.forced, &f.algo);
+    }
+    return t;
+  }();
+  return table[static_cast<size_t>(kind)];
 }
 
 }  // namespace
@@ -247,9 +262,10 @@ Status run_algorithm(CollContext &c, const CollDesc &d, Algo algo) {
 
 Status run_collective(CollContext &c, const CollDesc &d) {
   int n = c.size();
-  bool forced = false;
-  Algo algo = Algo::kLocal;
-  XC_TRY(forced_algo(algo_spec(), d.kind, &forced, &algo));  // a bad XC_ALGO fails every call alike
+  const ForcedChoice &fc = forced_choice(d.kind);
+  if (!fc.status.ok()) return fc.status;  // a bad XC_ALGO fails every call alike
+  bool forced = fc.forced;
+  Algo algo = fc.algo;
   if (nothing_to_do(d)) return Status::Ok();
   Locality loc;
 #if XC_HAVE_SHM_COLL

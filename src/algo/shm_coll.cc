@@ -22,7 +22,8 @@ constexpr uint64_t kProbeMagic = 0x78636d6170726f62ULL;  // "xcmaprob"
 constexpr size_t kNameBytes = 128;
 
 size_t segment_bytes(int n) {
-  size_t per_rank = sizeof(ShmCtrl) + 2 * kShmOneShotMaxBytes + 2 * kShmTwoShotSlotBytes;
+  size_t per_rank = sizeof(ShmCtrl) + kShmSmallSlotDepth * kShmSmallSlotBytes + 2 * kShmOneShotMaxBytes +
+                    2 * kShmTwoShotSlotBytes;
   return sizeof(ShmHeader) + sizeof(shm::Doorbell) + static_cast<size_t>(n) * per_rank;
 }
 
@@ -42,7 +43,8 @@ void layout(ShmState &st) {
   st.header = reinterpret_cast<ShmHeader *>(base);
   st.bell = reinterpret_cast<shm::Doorbell *>(base + sizeof(ShmHeader));
   st.ctrl = reinterpret_cast<ShmCtrl *>(base + sizeof(ShmHeader) + sizeof(shm::Doorbell));
-  st.oneshot = reinterpret_cast<char *>(st.ctrl + st.nranks);
+  st.small = reinterpret_cast<char *>(st.ctrl + st.nranks);
+  st.oneshot = st.small + static_cast<size_t>(st.nranks) * kShmSmallSlotDepth * kShmSmallSlotBytes;
   st.twoshot = st.oneshot + static_cast<size_t>(st.nranks) * 2 * kShmOneShotMaxBytes;
 }
 
@@ -109,13 +111,17 @@ Status ShmColl::ensure(CollContext &c) {
   // (and everyone's verdict ANDed) tells.
   bool ok = env_get_int("XC_SHM_COLL_CMA") != 0 && (n == 1 || probe_cma(s, (me + 1) % n));
   if (!ok) s.header->cma_bad.store(1, std::memory_order_release);
+  if (!shm::Doorbell::register_heavy_barrier()) s.header->heavy_bad.store(1, std::memory_order_release);
   s.header->tested.fetch_add(1, std::memory_order_acq_rel);
   s.notify();
   XC_TRY(s.wait(c, "every rank to probe single-copy",
                 [&] { return s.header->tested.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
   s.cma_ok = s.header->cma_bad.load(std::memory_order_acquire) == 0;
-  XC_INFO("shared-memory collectives over %d ranks ready (%zu bytes; single-copy %s)", n, bytes,
-          s.cma_ok ? "on" : "off");
+  // Safe to switch now: whatever a peer still waits for in set-up was
+  // published with the fenced ring, and from here on all use the light pair.
+  s.light_bell = s.header->heavy_bad.load(std::memory_order_acquire) == 0;
+  XC_INFO("shared-memory collectives over %d ranks ready (%zu bytes; single-copy %s; %s wake-ups)", n, bytes,
+          s.cma_ok ? "on" : "off", s.light_bell ? "fence-free" : "fenced");
   state_ = std::move(st);
   return Status::Ok();
 }

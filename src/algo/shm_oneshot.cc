@@ -1,5 +1,6 @@
-// One-shot: each rank copies its input into its slot of this op's parity and
-// publishes its arrival; readers take what they need straight from the
+// One-shot: each rank copies its input into its slot of this op (inline in
+// the arrival record, a small slot or a large one) and publishes its arrival;
+// readers take what they need straight from the
 // slots. One copy in, one copy (or reduction) out, and a barrier made of the
 // arrival flags alone.
 #include <cstring>
@@ -21,14 +22,15 @@ struct OneShot {
   uint64_t s;
   int n, r;
   size_t es;
-  bool inl;  // staged in the arrival record itself (<= kShmInlineBytes)
+  bool inl;    // staged in the arrival record itself (<= kShmInlineBytes)
+  bool small;  // staged in the ring of small slots (<= kShmSmallSlotBytes)
 
   const char *input() const {
     return d.in_place ? static_cast<const char *>(d.recvbuf) : static_cast<const char *>(d.sendbuf);
   }
   char *out() const { return static_cast<char *>(d.recvbuf); }
-  char *my_slot() const { return inl ? st.inline_data(r, s) : st.slot(r, s); }
-  const char *slot(int j) const { return inl ? st.inline_data(j, s) : st.slot(j, s); }
+  char *slot(int j) const { return inl ? st.inline_data(j, s) : small ? st.small_slot(j, s) : st.slot(j, s); }
+  char *my_slot() const { return slot(r); }
   void stage(const void *src, size_t bytes) {
     if (bytes) memcpy(my_slot(), src, bytes);
   }
@@ -181,8 +183,10 @@ Status shm_oneshot(CollContext &c, const CollDesc &d) {
   ShmState &st = *c.shm()->state();
   // need is alike on every rank (allgatherv: the largest block), so all
   // ranks agree whether the payload travels inline.
-  OneShot o{c, d, st, 0, c.size(), c.rank(), dtype_size(d.dtype), need <= kShmInlineBytes};
-  XC_TRY(st.enter(c, &o.s));
+  OneShot o{c, d, st, 0, c.size(), c.rank(), dtype_size(d.dtype), need <= kShmInlineBytes, need <= kShmSmallSlotBytes};
+  // How far a fast rank may run ahead depends on the ring its staging uses.
+  uint64_t depth = o.inl ? kShmArrivalDepth : o.small ? kShmSmallSlotDepth : kShmSlotDepth;
+  XC_TRY(st.enter(c, depth, &o.s));
   return o.run();
 }
 

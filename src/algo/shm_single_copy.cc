@@ -249,7 +249,8 @@ Status shm_single_copy(CollContext &c, const CollDesc &d) {
     return Error(XC_ERR_UNSUPPORTED, "single-copy (process_vm_readv) is not available between these ranks");
   ShmState &st = *c.shm()->state();
   SingleCopy x{c, d, st, 0, c.size(), c.rank(), dtype_size(d.dtype)};
-  XC_TRY(st.enter(c, &x.s));
+  // Every single-copy op ends with finish(): only the arrival ring to guard.
+  XC_TRY(st.enter(c, kShmArrivalDepth, &x.s));
   return x.run();
 }
 

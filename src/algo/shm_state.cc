@@ -15,6 +15,10 @@ char *ShmState::slot(int r, uint64_t s) const {
   return oneshot + (static_cast<size_t>(r) * 2 + (s & 1)) * kShmOneShotMaxBytes;
 }
 
+char *ShmState::small_slot(int r, uint64_t s) const {
+  return small + (static_cast<size_t>(r) * kShmSmallSlotDepth + s % kShmSmallSlotDepth) * kShmSmallSlotBytes;
+}
+
 char *ShmState::stage(int r, uint64_t k) const {
   return twoshot + (static_cast<size_t>(r) * 2 + (k & 1)) * kShmTwoShotSlotBytes;
 }
@@ -32,20 +36,32 @@ Status ShmState::slow_wait_check(CollContext &c, const char *what) {
   return Status::Ok();
 }
 
-Status ShmState::enter(CollContext &c, uint64_t *s) {
-  uint64_t prev = op;
+Status ShmState::enter(CollContext &c, uint64_t depth, uint64_t *s) {
   *s = ++op;
+  if (*s < depth) return Status::Ok();  // the ring is not full yet
+  uint64_t need = *s - depth + 1;
+  if (peer_arrived.size() != static_cast<size_t>(nranks)) peer_arrived.assign(static_cast<size_t>(nranks), 0);
   for (int r = 0; r < nranks; ++r) {
-    if (r == rank) continue;
-    // Arrival at prev is recorded in prev's parity line (flags only grow).
-    std::atomic<uint64_t> &a = ctrl[r].arrival[prev & 1].flag;
-    XC_TRY(wait(c, "a peer to finish the previous op", [&] { return a.load(std::memory_order_acquire) >= prev; }));
+    uint64_t &known = peer_arrived[static_cast<size_t>(r)];
+    if (r == rank || known >= need) continue;
+    // Line x holds arrivals at x, x + depth, ...: a value >= x there means r
+    // arrived at x. Look half a ring further first: if r is there, the next
+    // depth/2 ops need no look at all.
+    uint64_t ahead = need + depth / 2;
+    uint64_t f = ctrl[r].arrival[ahead % kShmArrivalDepth].flag.load(std::memory_order_acquire);
+    if (f >= ahead) {
+      known = f;
+      continue;
+    }
+    std::atomic<uint64_t> &a = ctrl[r].arrival[need % kShmArrivalDepth].flag;
+    XC_TRY(wait(c, "a peer to finish an earlier op", [&] { return a.load(std::memory_order_acquire) >= need; }));
+    known = need;
   }
   return Status::Ok();
 }
 
 void ShmState::arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux) {
-  ShmArrival &me = ctrl[rank].arrival[s & 1];
+  ShmArrival &me = ctrl[rank].arrival[s % kShmArrivalDepth];
   me.addr.src = reinterpret_cast<uint64_t>(src);
   me.addr.dst = reinterpret_cast<uint64_t>(dst);
   me.addr.aux = reinterpret_cast<uint64_t>(aux);
@@ -53,7 +69,7 @@ void ShmState::arrive(CollContext &c, uint64_t s, const void *src, const void *d
 }
 
 void ShmState::arrive_inline(CollContext &c, uint64_t s) {
-  ShmArrival &me = ctrl[rank].arrival[s & 1];
+  ShmArrival &me = ctrl[rank].arrival[s % kShmArrivalDepth];
   me.sig = c.signature();
   me.seq = c.seq();
   me.flag.store(s, std::memory_order_release);
@@ -62,7 +78,7 @@ void ShmState::arrive_inline(CollContext &c, uint64_t s) {
 
 Status ShmState::wait_arrived(CollContext &c, int r, uint64_t s) {
   if (r == rank) return Status::Ok();
-  const ShmArrival &their = ctrl[r].arrival[s & 1];
+  const ShmArrival &their = ctrl[r].arrival[s % kShmArrivalDepth];
   XC_TRY(wait(c, "a peer to arrive", [&] { return their.flag.load(std::memory_order_acquire) >= s; }));
   uint32_t theirs = their.sig;
   if (theirs != c.signature())

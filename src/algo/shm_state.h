@@ -1,11 +1,16 @@
 // The shared segment behind ShmColl and the waiting every shm algorithm does
 // on it. Layout (all cache-line aligned):
-//   header    | doorbell | ctrl[0..n) | oneshot slots [n][2] | twoshot staging [n][2]
+//   header | doorbell | ctrl[0..n) | small slots [n][16] | oneshot slots [n][2] | twoshot staging [n][2]
 // Each rank writes only its own ctrl block and its own slots; everyone reads
 // everyone's. Ops are numbered by a per-communicator counter (every rank runs
-// the same shm ops in the same order), and the per-op fields are kept per
-// parity of that number, so a fast rank may publish op s+1 while a slow one
-// still reads op s.
+// the same shm ops in the same order). Arrival records form a ring of
+// kShmArrivalDepth lines per rank (line s % depth for op s) and one-shot's
+// slots rings of 16 (small) and 2 (large), so a fast rank (a broadcast root) may
+// run several small ops ahead while a slow one still reads an older one.
+// Why reuse is safe: a rank arrives at op t only after it finished every op
+// before t, so once every peer arrived at t, nobody reads anything of ops < t
+// any more. ShmState::enter(depth) waits for that with t = s - depth + 1
+// before op s overwrites the line (slot) op s - depth used.
 #pragma once
 
 #include <sys/types.h>
@@ -29,18 +34,29 @@ struct alignas(64) ShmHeader {
   std::atomic<uint32_t> joined{0};   // ranks that mapped the segment and filled their ctrl
   std::atomic<uint32_t> tested{0};   // ranks that finished the single-copy probe
   std::atomic<uint32_t> cma_bad{0};  // some rank's probe failed (or it disabled CMA)
+  std::atomic<uint32_t> heavy_bad{0};  // some rank could not register for membarrier
 };
 
 // Bytes one-shot carries inside the arrival record itself (no slot): a small
 // op then costs one cache-line transfer per peer instead of two.
 constexpr size_t kShmInlineBytes = 48;
 
-// What a rank publishes on arrival at op s, one cache line per parity of s:
+// Arrival records per rank: how many small ops a rank may run ahead of the
+// slowest peer (plus one). Ops that use one-shot's slots stay at two.
+constexpr uint64_t kShmArrivalDepth = 64;
+// One-shot ops up to kShmSmallSlotBytes per rank use a ring of small slots
+// (a root may run kShmSmallSlotDepth - 1 ops ahead); larger ones a pair of
+// kShmOneShotMaxBytes slots (one op ahead).
+constexpr size_t kShmSmallSlotBytes = 4 << 10;
+constexpr uint64_t kShmSmallSlotDepth = 16;
+constexpr uint64_t kShmSlotDepth = 2;
+
+// What a rank publishes on arrival at op s, in line s % kShmArrivalDepth:
 // the flag, the signature and either the addresses single copy reads
 // (src/dst/aux) or one-shot's inline payload. Readers acquire flag and then
 // read the rest of the same line.
 struct alignas(64) ShmArrival {
-  std::atomic<uint64_t> flag{0};  // last op of this parity this rank arrived at
+  std::atomic<uint64_t> flag{0};  // last op of this line this rank arrived at
   uint32_t sig;                   // op signature
   int32_t seq;                    // the communicator's op sequence number, for messages
   union {
@@ -52,10 +68,10 @@ struct alignas(64) ShmArrival {
 };
 static_assert(sizeof(ShmArrival) == 64, "one arrival record per cache line");
 
-// One rank's control block: arrival records by parity, then progress flags
+// One rank's control block: its ring of arrival records, then progress flags
 // inside an op on their own line.
 struct alignas(64) ShmCtrl {
-  ShmArrival arrival[2];
+  ShmArrival arrival[kShmArrivalDepth];
   int64_t pid;
   uint64_t probe_addr;  // address of a known word, for the CMA probe
   alignas(64) std::atomic<uint64_t> phase{0};  // last op whose first phase this rank finished
@@ -72,13 +88,21 @@ struct ShmState {
   ShmHeader *header = nullptr;
   shm::Doorbell *bell = nullptr;
   ShmCtrl *ctrl = nullptr;
+  char *small = nullptr;    // [n][kShmSmallSlotDepth][kShmSmallSlotBytes]
   char *oneshot = nullptr;  // [n][2][kShmOneShotMaxBytes]
   char *twoshot = nullptr;  // [n][2][kShmTwoShotSlotBytes]
   bool cma_ok = false;
   bool oversubscribed = false;
+  // Every rank registered for membarrier: publishers ring without a fence and
+  // sleepers pay a heavy barrier instead (shm::Doorbell::ring_light). Agreed
+  // at set-up, since both sides of the bell must use the same pair.
+  bool light_bell = false;
   int spin = 2000;
   uint64_t op = 0;     // number of the current (last started) shm op
   uint64_t steps = 0;  // two-shot pipeline steps run so far
+  // A lower bound of each peer's last arrival, so enter() reads a peer's
+  // (often just written, so cache-missing) arrival line rarely, not per op.
+  std::vector<uint64_t> peer_arrived;
   std::vector<int> fabric_ranks;
   std::vector<pid_t> pids;
   uint64_t probe_word = 0;
@@ -88,6 +112,7 @@ struct ShmState {
   std::vector<size_t> block_off, block_len;  // two-shot's blocks, reused
 
   char *slot(int r, uint64_t s) const;
+  char *small_slot(int r, uint64_t s) const;
   char *stage(int r, uint64_t k) const;
 
   // Wait until pred() holds; honours c.deadline(), notices dead peers. what
@@ -95,17 +120,25 @@ struct ShmState {
   template <class Pred>
   Status wait(CollContext &c, const char *what, Pred pred);
   // Publish a store made by this rank: wakes sleepers if any.
-  void notify() { bell->ring(); }
+  void notify() {
+    if (light_bell)
+      bell->ring_light();
+    else
+      bell->ring();
+  }
+  uint32_t prepare_sleep() { return light_bell ? bell->prepare_sleep_heavy() : bell->prepare_sleep(); }
 
-  // Start op: wait until every peer arrived at the previous op (its reads of
-  // our slot/ctrl of two ops ago are over); returns the new op number.
-  Status enter(CollContext &c, uint64_t *s);
+  // Start op: wait until every peer arrived at op s - depth + 1 (so its reads
+  // of the arrival line / slot that op s - depth used are over); returns the
+  // new op number s. depth: kShmSlotDepth when the op writes one-shot's slot,
+  // else kShmArrivalDepth.
+  Status enter(CollContext &c, uint64_t depth, uint64_t *s);
   // Publish arrival at op s (after staging), with signature and addresses.
   void arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux = nullptr);
   // Publish arrival at op s whose inline payload (inline_data(rank, s)) is written.
   void arrive_inline(CollContext &c, uint64_t s);
-  char *inline_data(int r, uint64_t s) const { return ctrl[r].arrival[s & 1].data; }
-  const ShmArrival &arrival(int r, uint64_t s) const { return ctrl[r].arrival[s & 1]; }
+  char *inline_data(int r, uint64_t s) const { return ctrl[r].arrival[s % kShmArrivalDepth].data; }
+  const ShmArrival &arrival(int r, uint64_t s) const { return ctrl[r].arrival[s % kShmArrivalDepth]; }
   // Wait until rank r arrived at s and check that it runs the same op.
   Status wait_arrived(CollContext &c, int r, uint64_t s);
   Status wait_all_arrived(CollContext &c, uint64_t s);
@@ -152,7 +185,7 @@ Status ShmState::wait(CollContext &c, const char *what, Pred pred) {
     if (n < kYieldsBeforeSleep) {
       shm_yield();
     } else {
-      uint32_t seen = bell->prepare_sleep();
+      uint32_t seen = prepare_sleep();
       if (pred()) {
         bell->sleep(seen, 0);
         return Status::Ok();

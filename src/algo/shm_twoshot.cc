@@ -63,7 +63,7 @@ Status shm_twoshot(CollContext &c, const CollDesc &d) {
   uint64_t steps = (longest + piece - 1) / piece;
 
   uint64_t s;
-  XC_TRY(st.enter(c, &s));
+  XC_TRY(st.enter(c, kShmArrivalDepth, &s));  // staging is guarded by the step counters
   st.arrive(c, s, nullptr, nullptr);
   XC_TRY(st.wait_all_arrived(c, s));  // same op everywhere, so the same step count
 

@@ -1,5 +1,6 @@
 #include "core/coll_queue.h"
 
+#include <atomic>
 #include <chrono>
 #include <utility>
 
@@ -154,9 +155,18 @@ void CollQueue::abort(const Status &why) {
 
 // ---- per communicator ----------------------------------------------------------
 
+namespace {
+// Queues ever made in this process. While none exists, every blocking
+// collective may run inline without taking any lock (the hot path).
+std::atomic<bool> g_any_queue{false};
+}  // namespace
+
 CollQueue &coll_queue_of(xc_comm_s *comm) {
   std::lock_guard<std::mutex> lock(comm->coll_queue_mu);
-  if (!comm->coll_queue) comm->coll_queue = std::make_shared<CollQueue>(comm);
+  if (!comm->coll_queue) {
+    comm->coll_queue = std::make_shared<CollQueue>(comm);
+    g_any_queue.store(true, std::memory_order_release);
+  }
   return *comm->coll_queue;
 }
 
@@ -168,6 +178,7 @@ std::shared_ptr<CollQueue> existing_queue(xc_comm_s *comm) {
 }  // namespace
 
 bool coll_queue_idle(xc_comm_s *comm) {
+  if (!g_any_queue.load(std::memory_order_acquire)) return true;
   std::shared_ptr<CollQueue> q = existing_queue(comm);
   return !q || q->idle();
 }

@@ -139,7 +139,9 @@ Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::v
 
 algo::CollContext make_coll_context(xc_comm_s *comm) {
   int tag = static_cast<int>(comm->coll_seq.fetch_add(1) & 0x7fffffff);
-  algo::CollContext c(comm->fabric->engine(), comm->members, comm->rank, comm->ctx + 1, tag, op_deadline(comm));
+  // The deadline clock starts at the op's first blocking wait (CollContext).
+  algo::CollContext c(comm->fabric->engine(), &comm->members, comm->rank, comm->ctx + 1, tag,
+                      comm->timeout_ms);  // borrows comm->members: comm outlives its ops
   c.set_shm(comm->shm_coll.get());
   return c;
 }
