@@ -10,15 +10,7 @@
 #include "core/log.h"
 #include "cpu/reduce.h"
 
-// The shared-memory collectives (another module). Until algo/shm_coll.h
-// exists, the three shm cases below answer XC_ERR_UNSUPPORTED (marked
-// "shm not built") and c.shm() is never set, so the selector never picks them.
-#if __has_include("algo/shm_coll.h")
 #include "algo/shm_coll.h"
-#define XC_HAVE_SHM_COLL 1
-#else
-#define XC_HAVE_SHM_COLL 0
-#endif
 
 namespace xc::algo {
 
@@ -212,7 +204,6 @@ Status run_movement(CollContext &c, const CollDesc &d, Algo a) {
 }
 
 Status run_shm(CollContext &c, const CollDesc &d, Algo a) {
-#if XC_HAVE_SHM_COLL
   switch (a) {
     case Algo::kShmOneShot: return shm_oneshot(c, d);
     case Algo::kShmSingleCopy: return shm_single_copy(c, d);
@@ -220,12 +211,6 @@ Status run_shm(CollContext &c, const CollDesc &d, Algo a) {
     default: break;
   }
   return unknown_combination(d, a);
-#else
-  (void)c;
-  // shm not built: algo/shm_coll.h is not in this tree yet.
-  return Error(XC_ERR_UNSUPPORTED, "%s: %s is not built yet (algo/shm_coll.h missing)", coll_kind_name(d.kind),
-               algo_name(a));
-#endif
 }
 
 // XC_ALGO, read and parsed once per process: per op kind, whether it forces
@@ -268,7 +253,6 @@ Status run_collective(CollContext &c, const CollDesc &d) {
   Algo algo = fc.algo;
   if (nothing_to_do(d)) return Status::Ok();
   Locality loc;
-#if XC_HAVE_SHM_COLL
   // ensure() is collective: every rank reaches it at this op alike (same
   // members, same XC_ALGO).
   if (c.shm() && n > 1 && (!forced || is_shm_algo(algo))) {
@@ -276,7 +260,6 @@ Status run_collective(CollContext &c, const CollDesc &d) {
     XC_TRY(c.shm()->ensure(c));
     loc.single_copy = c.shm()->single_copy_ok();
   }
-#endif
   size_t bytes = selection_bytes(d, n);
   const char *reason = "XC_ALGO";
   bool usable = !forced || n == 1 || !is_shm_algo(algo) ||

@@ -7,15 +7,7 @@
 
 #include "core/dtype.h"
 
-// The shared-memory collectives come from another module; until its header
-// exists the selector uses the staging limit below and the dispatcher
-// reports them as unsupported (collective.cc).
-#if __has_include("algo/shm_coll.h")
 #include "algo/shm_coll.h"
-#define XC_HAVE_SHM_COLL 1
-#else
-#define XC_HAVE_SHM_COLL 0
-#endif
 
 namespace xc::algo {
 
@@ -120,7 +112,7 @@ std::string all_algo_names() {
 // One-shot's reach: up to its staging limit, or less where single copy is
 // faster (ranks on cores of their own; every rank sees the same core count).
 size_t shm_oneshot_limit(CollKind kind, int nranks, Locality loc) {
-  size_t most = shm_oneshot_max_bytes();
+  size_t most = kShmOneShotMaxBytes;
   static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (!loc.single_copy || cores <= 0 || nranks > cores) return most;
   if (reduces_to_blocks(kind) || kind == CollKind::kScan || kind == CollKind::kExscan)
@@ -188,16 +180,6 @@ std::string algo_choices(CollKind kind) {
   for (Algo a : kAllAlgos)
     if (a != Algo::kLocal && algo_applies(kind, a)) out += (out.empty() ? "" : ", ") + std::string(algo_name(a));
   return out;
-}
-
-bool shm_collectives_built() { return XC_HAVE_SHM_COLL != 0; }
-
-size_t shm_oneshot_max_bytes() {
-#if XC_HAVE_SHM_COLL
-  return kShmOneShotMaxBytes;
-#else
-  return 32 << 10;  // placeholder until algo/shm_coll.h exists; nothing runs shm before that
-#endif
 }
 
 size_t selection_bytes(const CollDesc &d, int nranks) {

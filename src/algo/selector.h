@@ -41,16 +41,11 @@ struct Locality {
   bool single_copy = false;  // ... and peers' buffers can be read directly
 };
 
-// Whether this build has the shared-memory collectives (algo/shm_coll.h).
-bool shm_collectives_built();
-// The per-rank staging limit of the shared-memory one-shot algorithm.
-size_t shm_oneshot_max_bytes();
-
 // The bytes the selector decides on, equal on every rank of the op: what one
 // rank contributes (broadcast/reduce/allreduce/scan: the vector; allgather/
 // gather: one block; scatter/reduce_scatter/alltoall: all n blocks;
-// allgatherv: the largest block; reduce_scatterv: the whole input), as
-// shm_oneshot_bytes counts what one-shot stages. 0 for gatherv, scatterv and
+// allgatherv: the largest block; reduce_scatterv: the whole input), which is
+// also what one-shot stages (shm_oneshot_bytes). 0 for gatherv, scatterv and
 // alltoallv, whose sizes only some ranks know: they are chosen by size-free rules.
 size_t selection_bytes(const CollDesc &d, int nranks);
 

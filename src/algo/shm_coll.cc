@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "algo/selector.h"
 #include "algo/shm_state.h"
 #include "core/dtype.h"
 #include "core/env.h"
@@ -127,37 +128,11 @@ Status ShmColl::ensure(CollContext &c) {
 }
 
 size_t shm_oneshot_bytes(const CollDesc &d, int nranks) {
-  size_t es = dtype_size(d.dtype), n = static_cast<size_t>(nranks);
-  auto sum = [](const std::vector<size_t> &v) {
-    size_t t = 0;
-    for (size_t x : v) t += x;
-    return t;
-  };
-  switch (d.kind) {
-    case CollKind::kBarrier: return 0;
-    case CollKind::kBroadcast:
-    case CollKind::kReduce:
-    case CollKind::kAllreduce:
-    case CollKind::kScan:
-    case CollKind::kExscan:
-    case CollKind::kAllgather:
-    case CollKind::kGather: return d.count * es;
-    case CollKind::kScatter:
-    case CollKind::kReduceScatter:
-    case CollKind::kAlltoall: return n * d.count * es;
-    case CollKind::kAllgatherv: {
-      size_t most = 0;
-      for (size_t x : d.recvcounts) most = x > most ? x : most;
-      return most * es;
-    }
-    case CollKind::kReduceScatterv: return sum(d.recvcounts) * es;
-    // Only the root (gatherv, scatterv) or each rank alone (alltoallv) knows
-    // these sizes, so the ranks could not agree on one-shot: never.
-    case CollKind::kGatherv:
-    case CollKind::kScatterv:
-    case CollKind::kAlltoallv: return SIZE_MAX;
-  }
-  return SIZE_MAX;
+  // Only the root (gatherv, scatterv) or each rank alone (alltoallv) knows
+  // these sizes, so the ranks could not agree on one-shot: never.
+  if (d.kind == CollKind::kGatherv || d.kind == CollKind::kScatterv || d.kind == CollKind::kAlltoallv)
+    return SIZE_MAX;
+  return selection_bytes(d, nranks);  // what one rank stages is what the selector weighs
 }
 
 }  // namespace xc::algo

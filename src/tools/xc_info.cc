@@ -27,7 +27,10 @@ std::string size_name(size_t bytes);
 // The selector's pick for kind at bytes (as selection_bytes counts them).
 const char *pick(xc::CollKind kind, size_t bytes, int ranks, bool one_host) {
   xc::algo::Locality loc;
-  loc.all_local = one_host && xc::algo::shm_collectives_built();
+  loc.all_local = one_host;
+  // Ranks agree at run time whether single copy works; assume it does unless
+  // it is switched off (the kernel forbidding it is the rare case).
+  loc.single_copy = one_host && xc::env_get("XC_SHM_COLL_CMA") != "0";
   return xc::algo::algo_name(xc::algo::choose(kind, bytes, ranks, loc));
 }
 
@@ -145,7 +148,7 @@ void print_text(const Topology &t, const std::string &topo_error, int ranks) {
   }
 
   printf("Algorithms on %d ranks (by the bytes the selector weighs: per rank, or all blocks for\n"
-         "scatter, reduce_scatter and alltoall; XC_ALGO overrides; single-copy counted as unavailable)\n",
+         "scatter, reduce_scatter and alltoall; XC_ALGO overrides; single copy assumed to work unless XC_SHM_COLL_CMA=0)\n",
          ranks);
   print_algo_table(ranks, true);
   print_algo_table(ranks, false);

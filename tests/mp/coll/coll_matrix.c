@@ -23,14 +23,15 @@
 static const size_t kCounts[] = {0, 1, 2, 7, 33, 1001};
 static const size_t kQuickCounts[] = {0, 1, 7, 1001, 16411}; /* the last: > 64 KiB in 4- and 8-byte types */
 /* The selector's thresholds in bytes (src/algo/selector.h: kAlltoallBruckMaxBytes,
-   kAllreduceRingMinBytes = kAllgatherRingMinBytes = kGatherLinearMinBytes =
-   kReduceScatterRingMinBytes, kBroadcastScatterMinBytes =
+   kShmOneShotMoveMaxBytes, kShmOneShotReduceMaxBytes, kAllreduceRingMinBytes =
+   kAllgatherRingMinBytes = kGatherLinearMinBytes = kReduceScatterRingMinBytes =
+   kShmOneShotMaxBytes, kBroadcastScatterMinBytes =
    kReduceScatterGatherMinBytes). Each is met from one element below and one
    above, as a count of one rank's vector (T / size +- 1) and as a count of one
    block of n (T / (size * n) +- 1), since the selector measures either
    (selection_bytes). These run with the dtypes and reduction below, at the
    last rank as root. */
-static const size_t kThresholdBytes[] = {256, 64 << 10, 512 << 10};
+static const size_t kThresholdBytes[] = {256, 8 << 10, 16 << 10, 64 << 10, 512 << 10};
 static const xc_dtype_t kThresholdDtypes[] = {XC_INT32, XC_BFLOAT16};
 /* ------------------------------------------------------------------------------ */
 
