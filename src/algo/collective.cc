@@ -262,8 +262,7 @@ Status run_collective(CollContext &c, const CollDesc &d) {
   }
   size_t bytes = selection_bytes(d, n);
   const char *reason = "XC_ALGO";
-  bool usable = !forced || n == 1 || !is_shm_algo(algo) ||
-                (loc.all_local && (algo != Algo::kShmSingleCopy || loc.single_copy));
+  bool usable = !forced || n == 1 || algo_usable(d.kind, algo, loc);
   if (!forced || n == 1) {
     algo = choose(d.kind, bytes, n, loc, &reason);
   } else if (!usable) {

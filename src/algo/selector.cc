@@ -109,6 +109,8 @@ std::string all_algo_names() {
   return out;
 }
 
+}  // namespace
+
 // One-shot's reach: up to its staging limit, or less where single copy is
 // faster (ranks on cores of their own; every rank sees the same core count).
 size_t shm_oneshot_limit(CollKind kind, int nranks, Locality loc) {
@@ -117,12 +119,19 @@ size_t shm_oneshot_limit(CollKind kind, int nranks, Locality loc) {
   if (!loc.single_copy || cores <= 0 || nranks > cores) return most;
   if (reduces_to_blocks(kind) || kind == CollKind::kScan || kind == CollKind::kExscan)
     return std::min(most, kShmOneShotReduceMaxBytes);
-  // allgather(v)/gather: bytes is one block and a rank copies n of them.
-  bool per_block = kind == CollKind::kAllgather || kind == CollKind::kAllgatherv || kind == CollKind::kGather;
+  // allgather(v)/gather(v): bytes is one block and a rank copies n of them.
+  bool per_block = kind == CollKind::kAllgather || kind == CollKind::kAllgatherv || kind == CollKind::kGather ||
+                   kind == CollKind::kGatherv;
   return std::min(most, per_block ? kShmOneShotMoveMaxBytes / static_cast<size_t>(nranks) : kShmOneShotMoveMaxBytes);
 }
 
-}  // namespace
+bool algo_usable(CollKind kind, Algo algo, Locality loc) {
+  if (!is_shm_algo(algo)) return true;
+  if (!loc.all_local) return false;
+  if (algo == Algo::kShmSingleCopy) return loc.single_copy;
+  if (algo == Algo::kShmOneShot && sizes_rank_local(kind)) return loc.single_copy;
+  return true;
+}
 
 const char *algo_name(Algo algo) {
   switch (algo) {
@@ -150,7 +159,7 @@ bool is_shm_algo(Algo algo) {
 bool algo_applies(CollKind kind, Algo algo) {
   switch (algo) {
     case Algo::kLocal: return true;
-    case Algo::kShmOneShot: return !sizes_rank_local(kind);  // ranks could not agree it fits
+    case Algo::kShmOneShot: return true;
     case Algo::kShmSingleCopy: return true;
     case Algo::kShmTwoShot: return reduces_to_blocks(kind);
     case Algo::kDissemination: return kind == CollKind::kBarrier;
@@ -218,6 +227,9 @@ Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, const char **
     a = Algo::kLocal;
   } else if (loc.all_local && !sizes_rank_local(kind) && bytes <= shm_oneshot_limit(kind, nranks, loc)) {
     why = "one host, small";
+    a = Algo::kShmOneShot;
+  } else if (loc.all_local && loc.single_copy && sizes_rank_local(kind)) {
+    why = "one host: each rank stages its part if small, else peers read it in place";
     a = Algo::kShmOneShot;
   } else if (loc.all_local && loc.single_copy) {
     why = "one host, peers' buffers readable";

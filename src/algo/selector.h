@@ -46,11 +46,23 @@ struct Locality {
 // gather: one block; scatter/reduce_scatter/alltoall: all n blocks;
 // allgatherv: the largest block; reduce_scatterv: the whole input), which is
 // also what one-shot stages (shm_oneshot_bytes). 0 for gatherv, scatterv and
-// alltoallv, whose sizes only some ranks know: they are chosen by size-free rules.
+// alltoallv, whose sizes only some ranks know: they are chosen by size-free
+// rules (under one-shot each rank stages or publishes its own part).
 size_t selection_bytes(const CollDesc &d, int nranks);
 
 // The default policy. reason (optional) gets a short why ("< 64 KiB").
 Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, const char **reason = nullptr);
+
+// Whether these ranks can run algo for kind (a forced choice they cannot is
+// replaced by choose()'s). gatherv/scatterv/alltoallv one-shot needs single
+// copy for what a rank cannot stage.
+bool algo_usable(CollKind kind, Algo algo, Locality loc);
+
+// The most bytes (as selection_bytes counts them) one-shot takes for kind
+// before single copy is faster. gatherv, scatterv and alltoallv: what one
+// rank contributes (its block; the root's blocks; all its blocks), which each
+// rank weighs alone for its own part, like gather's, scatter's, alltoall's.
+size_t shm_oneshot_limit(CollKind kind, int nranks, Locality loc);
 
 // XC_ALGO, parsed: "ring" (every op that has a ring) and/or "op=algo" items,
 // comma-separated; an op's own item wins over a bare name. *forced is false

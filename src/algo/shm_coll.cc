@@ -97,6 +97,10 @@ Status ShmColl::ensure(CollContext &c) {
   st->probe_word = kProbeMagic;
 
   ShmState &s = *st;
+  // Write our ring of small slots once now: the first small ops that use each
+  // slot would otherwise each pay a cold miss and a TLB walk on a fresh page
+  // (0.37 against 0.13 µs per 128 B gather over its first 20 calls).
+  memset(s.small_slot(me, 0), 0, kShmSmallSlotDepth * kShmSmallSlotBytes);
   s.ctrl[me].pid = getpid();
   s.ctrl[me].probe_addr = reinterpret_cast<uint64_t>(&s.probe_word);
   s.header->joined.fetch_add(1, std::memory_order_acq_rel);
@@ -129,7 +133,7 @@ Status ShmColl::ensure(CollContext &c) {
 
 size_t shm_oneshot_bytes(const CollDesc &d, int nranks) {
   // Only the root (gatherv, scatterv) or each rank alone (alltoallv) knows
-  // these sizes, so the ranks could not agree on one-shot: never.
+  // these sizes: no size alike on every rank (shm_oneshot_v decides per rank).
   if (d.kind == CollKind::kGatherv || d.kind == CollKind::kScatterv || d.kind == CollKind::kAlltoallv)
     return SIZE_MAX;
   return selection_bytes(d, nranks);  // what one rank stages is what the selector weighs

@@ -51,8 +51,12 @@ class ShmColl {
   std::unique_ptr<ShmState> state_;
 };
 
-// Every CollKind, when shm_oneshot_bytes(d, c.size()) <= kShmOneShotMaxBytes.
+// Every CollKind, when shm_oneshot_bytes(d, c.size()) <= kShmOneShotMaxBytes;
+// gatherv, scatterv and alltoallv at any size (shm_oneshot_v).
 Status shm_oneshot(CollContext &c, const CollDesc &d);
+// gatherv, scatterv, alltoallv: each rank stages its own part when small,
+// else publishes its buffer for single copy (algo/shm_oneshot_v.cc).
+Status shm_oneshot_v(CollContext &c, const CollDesc &d);
 // Every CollKind, any size; needs single_copy_ok() (XC_ERR_UNSUPPORTED otherwise).
 Status shm_single_copy(CollContext &c, const CollDesc &d);
 // Allreduce, reduce, reduce_scatter(v): staged and pipelined, no CMA needed.

@@ -169,12 +169,9 @@ Status OneShot::run() {
 }  // namespace
 
 Status shm_oneshot(CollContext &c, const CollDesc &d) {
-  if (d.kind == CollKind::kGatherv || d.kind == CollKind::kScatterv || d.kind == CollKind::kAlltoallv) {
-    // No rank knows every size here, so no staging plan all agree on: these
-    // go single-copy, which every rank picks alike (the probe was agreed).
-    XC_TRY(c.shm()->ensure(c));
-    if (c.shm()->single_copy_ok()) return shm_single_copy(c, d);
-  }
+  // No rank knows every size here: each rank decides for its own part.
+  if (d.kind == CollKind::kGatherv || d.kind == CollKind::kScatterv || d.kind == CollKind::kAlltoallv)
+    return shm_oneshot_v(c, d);
   size_t need = shm_oneshot_bytes(d, c.size());
   if (need > kShmOneShotMaxBytes)
     return Error(XC_ERR_UNSUPPORTED, "shm one-shot cannot stage %s of %zu bytes per rank (limit %zu)",

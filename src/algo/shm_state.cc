@@ -23,6 +23,16 @@ char *ShmState::stage(int r, uint64_t k) const {
   return twoshot + (static_cast<size_t>(r) * 2 + (k & 1)) * kShmTwoShotSlotBytes;
 }
 
+const char *ShmState::v_staged(int r, uint64_t s) const {
+  const ShmArrival &a = arrival(r, s);
+  switch (a.v.where) {
+    case kShmVInline: return a.v.data;
+    case kShmVSmall: return small_slot(r, s);
+    case kShmVLarge: return slot(r, s);
+    default: return nullptr;
+  }
+}
+
 Status ShmState::slow_wait_check(CollContext &c, const char *what) {
   if (c.deadline().expired())
     return Error(XC_ERR_TIMEOUT, "shared-memory collective timed out waiting for %s (op #%d)", what, c.seq());
@@ -53,9 +63,15 @@ Status ShmState::enter(CollContext &c, uint64_t depth, uint64_t *s) {
       known = f;
       continue;
     }
-    std::atomic<uint64_t> &a = ctrl[r].arrival[need % kShmArrivalDepth].flag;
-    XC_TRY(wait(c, "a peer to finish an earlier op", [&] { return a.load(std::memory_order_acquire) >= need; }));
-    known = need;
+    // r is behind (we ran ahead of it, e.g. as a broadcast root): let it get
+    // half a ring on before we go on, so we poll and it writes a line we
+    // watch once per depth/2 ops, not at every op in lock step. Safe: ahead
+    // <= s - 1 when depth >= 4, and r needs nothing of ours from op s or
+    // later to get there. Depth 2 (one op ahead at most) waits for need.
+    uint64_t until = depth >= 4 ? ahead : need;
+    std::atomic<uint64_t> &a = ctrl[r].arrival[until % kShmArrivalDepth].flag;
+    XC_TRY(wait(c, "a peer to finish an earlier op", [&] { return a.load(std::memory_order_acquire) >= until; }));
+    known = until;
   }
   return Status::Ok();
 }
@@ -104,14 +120,15 @@ Status ShmState::wait_all_phase(CollContext &c, uint64_t s) {
 }
 
 Status ShmState::finish(CollContext &c, uint64_t s) {
-  ctrl[rank].done.store(s, std::memory_order_release);
-  notify();
-  for (int r = 0; r < nranks; ++r) {
-    if (r == rank) continue;
-    std::atomic<uint64_t> &f = ctrl[r].done;
-    XC_TRY(wait(c, "a peer to finish reading", [&] { return f.load(std::memory_order_acquire) >= s; }));
-  }
+  mark_done(s);
+  for (int r = 0; r < nranks; ++r)
+    if (r != rank) XC_TRY(wait_done(c, r, s));
   return Status::Ok();
+}
+
+Status ShmState::wait_done(CollContext &c, int r, uint64_t s) {
+  std::atomic<uint64_t> &f = ctrl[r].done;
+  return wait(c, "a peer to finish reading", [&] { return f.load(std::memory_order_acquire) >= s; });
 }
 
 Status ShmState::cma_read(CollContext &c, int r, uint64_t remote, void *dst, size_t len) {

@@ -51,10 +51,24 @@ constexpr size_t kShmSmallSlotBytes = 4 << 10;
 constexpr uint64_t kShmSmallSlotDepth = 16;
 constexpr uint64_t kShmSlotDepth = 2;
 
+// gatherv, scatterv, alltoallv under one-shot: where one rank's contribution
+// to an op lies. Only that rank knows its sizes, so it decides alone (the
+// smallest staging that holds it, or its own buffer read through CMA) and
+// says so in its arrival record; readers follow each record.
+enum ShmVWhere : uint32_t {
+  kShmVNothing = 0,  // contributes nothing (gatherv root, scatterv non-root)
+  kShmVInline,       // in the record's data
+  kShmVSmall,        // in its small slot of the op
+  kShmVLarge,        // in its large slot of the op
+  kShmVCma,          // in its own buffer (src, per-destination displacements)
+  kShmVFail,         // too large to stage and no CMA: every reader fails alike
+};
+constexpr size_t kShmVInlineBytes = kShmInlineBytes - 8;
+
 // What a rank publishes on arrival at op s, in line s % kShmArrivalDepth:
 // the flag, the signature and either the addresses single copy reads
-// (src/dst/aux) or one-shot's inline payload. Readers acquire flag and then
-// read the rest of the same line.
+// (src/dst/aux), one-shot's inline payload, or a v-op's record. Readers
+// acquire flag and then read the rest of the same line.
 struct alignas(64) ShmArrival {
   std::atomic<uint64_t> flag{0};  // last op of this line this rank arrived at
   uint32_t sig;                   // op signature
@@ -64,6 +78,17 @@ struct alignas(64) ShmArrival {
       uint64_t src, dst, aux;  // input, output and an op-specific address (CMA)
     } addr;
     char data[kShmInlineBytes];  // one-shot, small ops: the staged input
+    struct {
+      uint32_t where;  // ShmVWhere
+      uint32_t bytes;  // bytes staged (with the table of blocks, where there is one), else 0
+      union {
+        struct {
+          uint64_t src, displs;  // kShmVCma: the buffer, its displacements (elements; null: one block)
+          uint64_t bytes;        // ... and the bytes of that one block (gatherv: checked by the root)
+        } cma;
+        char data[kShmVInlineBytes];  // kShmVInline
+      };
+    } v;
   };
 };
 static_assert(sizeof(ShmArrival) == 64, "one arrival record per cache line");
@@ -113,6 +138,8 @@ struct ShmState {
 
   char *slot(int r, uint64_t s) const;
   char *small_slot(int r, uint64_t s) const;
+  // Where rank r's v-op record of op s says its staged bytes are (null: not staged).
+  const char *v_staged(int r, uint64_t s) const;
   char *stage(int r, uint64_t k) const;
 
   // Wait until pred() holds; honours c.deadline(), notices dead peers. what
@@ -145,6 +172,13 @@ struct ShmState {
   Status wait_all_phase(CollContext &c, uint64_t s);
   // Mark this rank done with op s and wait for everyone (buffers free).
   Status finish(CollContext &c, uint64_t s);
+  // The two halves of finish(), for ops where only some ranks wait: this
+  // rank read all it needs of op s; wait until rank r did.
+  void mark_done(uint64_t s) {
+    ctrl[rank].done.store(s, std::memory_order_release);
+    notify();
+  }
+  Status wait_done(CollContext &c, int r, uint64_t s);
 
   // process_vm_readv/writev of peer r's memory; errors name the peer.
   Status cma_read(CollContext &c, int r, uint64_t remote, void *dst, size_t len);

@@ -53,7 +53,8 @@ Status read_counts(const size_t *counts, const size_t *displs, int n, const char
   size_t end = 0, running = 0;
   for (int i = 0; i < n; ++i) {
     size_t bytes = 0;
-    XC_TRY(xc::checked_bytes(counts[i], dtype, &bytes).with_context(std::string(cname) + "[" + std::to_string(i) + "]"));
+    Status st = xc::checked_bytes(counts[i], dtype, &bytes);
+    if (!st.ok()) return std::move(st.with_context(std::string(cname) + "[" + std::to_string(i) + "]"));  // the name only on failure
     size_t start = running;
     if (dname) {
       if (!displs) return Error(XC_ERR_INVALID_ARGUMENT, "%s is NULL", dname);

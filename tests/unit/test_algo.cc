@@ -972,9 +972,13 @@ void selector_policy(void **) {
   assert_true(choose(CollKind::kAllreduce, 64 << 20, 4, local) == Algo::kShmTwoShot);
   assert_true(choose(CollKind::kAllreduce, 64 << 20, 4, local_cma) == Algo::kShmSingleCopy);
   assert_true(choose(CollKind::kAllgather, 64 << 20, 4, local) == Algo::kRing);
-  // Sizes only some ranks know: never one-shot.
+  // Sizes only some ranks know: one-shot, each rank staging its own part or
+  // publishing it for single copy, so only where single copy works.
   assert_true(choose(CollKind::kGatherv, 0, 4, local) == Algo::kLinear);
-  assert_true(choose(CollKind::kAlltoallv, 0, 4, local_cma) == Algo::kShmSingleCopy);
+  assert_true(choose(CollKind::kAlltoallv, 0, 4, local_cma) == Algo::kShmOneShot);
+  assert_false(xc::algo::algo_usable(CollKind::kScatterv, Algo::kShmOneShot, local));
+  assert_true(xc::algo::algo_usable(CollKind::kScatterv, Algo::kShmOneShot, local_cma));
+  assert_true(xc::algo::algo_usable(CollKind::kScatter, Algo::kShmOneShot, local));
   // Every default is an algorithm of its op.
   for (int k = 0; k < xc::kCollKindCount; ++k)
     for (size_t bytes : {size_t(0), size_t(100), size_t(1) << 16, size_t(1) << 26})

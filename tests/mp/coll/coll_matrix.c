@@ -29,8 +29,11 @@ static const size_t kQuickCounts[] = {0, 1, 7, 1001, 16411}; /* the last: > 64 K
    kReduceScatterGatherMinBytes). Each is met from one element below and one
    above, as a count of one rank's vector (T / size +- 1) and as a count of one
    block of n (T / (size * n) +- 1), since the selector measures either
-   (selection_bytes). These run with the dtypes and reduction below, at the
-   last rank as root. */
+   (selection_bytes). gatherv, scatterv and alltoallv meet the same bytes
+   per rank: under one-shot each rank stages its own part up to them
+   (shm_oneshot_limit) and publishes it for single copy above, and the
+   uneven v-counts put ranks on both sides at once. These run with the
+   dtypes and reduction below, at the last rank as root. */
 static const size_t kThresholdBytes[] = {256, 8 << 10, 16 << 10, 64 << 10, 512 << 10};
 static const xc_dtype_t kThresholdDtypes[] = {XC_INT32, XC_BFLOAT16};
 /* ------------------------------------------------------------------------------ */

@@ -1,0 +1,252 @@
+// One-shot for the ops whose sizes only some ranks know: gatherv, scatterv,
+// alltoallv. No rank can tell whether every part fits a staging slot, so each
+// decides alone for what IT contributes: stage it (in its arrival record, a
+// small slot or a large one: the smallest that holds it, within one-shot's
+// reach) or publish its own buffer for single copy. Its arrival record says
+// which, and readers follow each peer's record. Only a rank that published
+// its buffer waits for its readers (their done flags, set only by ranks that
+// read such a buffer); one that staged leaves at once and may run ahead as
+// far as the ring it staged in allows, exactly like gather's and scatter's
+// one-shot.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "algo/selector.h"
+#include "algo/shm_coll.h"
+#include "algo/shm_state.h"
+#include "core/dtype.h"
+
+namespace xc::algo {
+
+namespace {
+
+// A staged part with one block per destination (scatterv's root, alltoallv)
+// starts with a table: where destination j's block lies in it. Staged parts
+// are at most kShmOneShotMaxBytes, so 16 bits hold offsets and lengths.
+struct Block {
+  uint16_t off, len;
+};
+static_assert(kShmOneShotMaxBytes <= 65536, "a staged part's offsets must fit Block");
+
+struct OneShotV {
+  CollContext &c;
+  const CollDesc &d;
+  ShmState &st;
+  int n, r;
+  size_t es;
+  size_t reach;  // the most bytes this rank stages (beyond: single copy is faster)
+  uint64_t s = 0;
+  // Some peer published its buffer for us to read in this op: it waits for
+  // our done flag (else we set none: a peer asleep on the bell would be woken
+  // for nothing).
+  bool read_in_place = false;
+
+  ShmArrival &mine() const { return st.ctrl[r].arrival[s % kShmArrivalDepth]; }
+  size_t table_bytes() const { return static_cast<size_t>(n) * sizeof(Block); }
+
+  uint32_t pick(size_t bytes) const {
+    if (bytes == 0) return kShmVNothing;
+    if (bytes <= kShmVInlineBytes) return kShmVInline;
+    if (bytes > reach) return st.cma_ok ? kShmVCma : kShmVFail;
+    return bytes <= kShmSmallSlotBytes ? kShmVSmall : kShmVLarge;
+  }
+  // Start op s with the depth of the ring this rank's part goes to.
+  Status enter(uint32_t where) {
+    uint64_t depth = where == kShmVSmall ? kShmSmallSlotDepth : where == kShmVLarge ? kShmSlotDepth : kShmArrivalDepth;
+    return st.enter(c, depth, &s);
+  }
+  char *area(uint32_t where) const {
+    return where == kShmVInline ? mine().v.data : where == kShmVSmall ? st.small_slot(r, s) : st.slot(r, s);
+  }
+  static bool staged(uint32_t where) { return where == kShmVInline || where == kShmVSmall || where == kShmVLarge; }
+  void publish(uint32_t where, size_t bytes) {
+    ShmArrival &a = mine();
+    a.v.where = where;
+    a.v.bytes = static_cast<uint32_t>(staged(where) ? bytes : 0);
+    st.arrive_inline(c, s);
+  }
+  void publish_buffer(const void *src, const size_t *displs, size_t bytes) {
+    ShmArrival &a = mine();
+    a.v.cma.src = reinterpret_cast<uint64_t>(src);
+    a.v.cma.displs = reinterpret_cast<uint64_t>(displs);
+    a.v.cma.bytes = bytes;
+    publish(kShmVCma, bytes);
+  }
+  // Stage one block per destination (blocks[j] bytes at in + displs[j] * es,
+  // none to ourselves) behind their table.
+  void stage_blocks(char *to, const char *in, const std::vector<size_t> &counts, const std::vector<size_t> &displs) {
+    size_t pos = table_bytes();
+    for (int j = 0; j < n; ++j) {
+      size_t len = j == r ? 0 : counts[static_cast<size_t>(j)] * es;
+      Block b{static_cast<uint16_t>(pos), static_cast<uint16_t>(len)};
+      memcpy(to + static_cast<size_t>(j) * sizeof(Block), &b, sizeof b);
+      if (len) memcpy(to + pos, in + displs[static_cast<size_t>(j)] * es, len);
+      pos += len;
+    }
+  }
+  size_t blocks_bytes(const std::vector<size_t> &counts) const {
+    size_t sum = 0;
+    for (int j = 0; j < n; ++j)
+      if (j != r) sum += counts[static_cast<size_t>(j)];
+    return sum * es;
+  }
+
+  Status cannot_stage(size_t bytes) const {
+    return Error(XC_ERR_UNSUPPORTED,
+                 "%s: rank %d cannot stage its %zu bytes (one-shot holds %zu) and single copy is off (op #%d)",
+                 coll_kind_name(d.kind), r, bytes, kShmOneShotMaxBytes, c.seq());
+  }
+  Status mismatch(int j, size_t want, size_t got) const {
+    return Error(XC_ERR_INVALID_USAGE, "%s: rank %d expects %zu bytes from rank %d, which sends %zu (op #%d)",
+                 coll_kind_name(d.kind), r, want, j, got, c.seq());
+  }
+  // Copy the want bytes peer j sends us into dst, from wherever its record
+  // says (tabled: one block per destination, ours at index r).
+  Status fetch(int j, bool tabled, void *dst, size_t want) {
+    XC_TRY(st.wait_arrived(c, j, s));
+    const ShmArrival &a = st.arrival(j, s);
+    switch (a.v.where) {
+      case kShmVNothing:
+        return want ? mismatch(j, want, 0) : Status::Ok();
+      case kShmVFail:
+        return Error(XC_ERR_UNSUPPORTED, "%s: rank %d could not stage its part and single copy is off (op #%d)",
+                     coll_kind_name(d.kind), j, c.seq());
+      case kShmVCma: {
+        read_in_place = true;
+        size_t displ = 0;
+        if (tabled) {
+          XC_TRY(st.cma_read(c, j, a.v.cma.displs + static_cast<size_t>(r) * sizeof(size_t), &displ, sizeof displ));
+        } else if (a.v.cma.bytes != want) {
+          return mismatch(j, want, a.v.cma.bytes);
+        }
+        return want ? st.cma_read(c, j, a.v.cma.src + displ * es, dst, want) : Status::Ok();
+      }
+      default: break;
+    }
+    const char *base = st.v_staged(j, s);
+    size_t off = 0, len = a.v.bytes;
+    if (tabled) {
+      Block b;
+      memcpy(&b, base + static_cast<size_t>(r) * sizeof(Block), sizeof b);
+      off = b.off;
+      len = b.len;
+    }
+    if (len != want) return mismatch(j, want, len);
+    if (want) memcpy(dst, base + off, want);
+    return Status::Ok();
+  }
+
+  Status gatherv();
+  Status scatterv();
+  Status alltoallv();
+};
+
+Status OneShotV::gatherv() {
+  size_t own = d.count * es;
+  if (r != d.root) {
+    uint32_t where = pick(own);
+    XC_TRY(enter(where));
+    if (where == kShmVCma) {
+      publish_buffer(d.sendbuf, nullptr, own);
+      return st.wait_done(c, d.root, s);
+    }
+    if (staged(where)) memcpy(area(where), d.sendbuf, own);
+    publish(where, own);
+    return where == kShmVFail ? cannot_stage(own) : Status::Ok();
+  }
+  XC_TRY(enter(kShmVNothing));
+  publish(kShmVNothing, 0);
+  char *out = static_cast<char *>(d.recvbuf);
+  if (!d.in_place && own) memcpy(out + d.rdispls[static_cast<size_t>(r)] * es, d.sendbuf, own);
+  Status status = Status::Ok();
+  for (int k = 1; k < n && status.ok(); ++k) {
+    size_t j = static_cast<size_t>((r + k) % n);
+    status = fetch(static_cast<int>(j), false, out + d.rdispls[j] * es, d.recvcounts[j] * es);
+  }
+  if (read_in_place || !status.ok()) st.mark_done(s);  // after an error too: peers may wait for it
+  return status;
+}
+
+Status OneShotV::scatterv() {
+  char *out = static_cast<char *>(d.recvbuf);
+  if (r == d.root) {
+    size_t total = blocks_bytes(d.sendcounts);
+    uint32_t where = total ? pick(table_bytes() + total) : kShmVNothing;
+    XC_TRY(enter(where));
+    if (where == kShmVCma) {
+      publish_buffer(d.sendbuf, d.sdispls.data(), total);
+    } else {
+      if (staged(where)) stage_blocks(area(where), static_cast<const char *>(d.sendbuf), d.sendcounts, d.sdispls);
+      publish(where, table_bytes() + total);
+    }
+    size_t own = d.count * es;
+    if (!d.in_place && own)
+      memcpy(out, static_cast<const char *>(d.sendbuf) + d.sdispls[static_cast<size_t>(r)] * es, own);
+    if (where == kShmVFail) return cannot_stage(table_bytes() + total);
+    if (where != kShmVCma) return Status::Ok();
+    for (int j = 0; j < n; ++j)
+      if (j != r) XC_TRY(st.wait_done(c, j, s));
+    return Status::Ok();
+  }
+  XC_TRY(enter(kShmVNothing));
+  publish(kShmVNothing, 0);
+  Status status = fetch(d.root, true, out, d.count * es);
+  if (read_in_place || !status.ok()) st.mark_done(s);
+  return status;
+}
+
+Status OneShotV::alltoallv() {
+  char *out = static_cast<char *>(d.recvbuf);
+  // In place the input is recvbuf, described by the receive counts (which the
+  // entry point copied into the send side).
+  const char *in = d.in_place ? out : static_cast<const char *>(d.sendbuf);
+  size_t total = blocks_bytes(d.sendcounts);
+  uint32_t where = total ? pick(table_bytes() + total) : kShmVNothing;
+  XC_TRY(enter(where));
+  if (where == kShmVCma) {
+    if (d.in_place) {  // we overwrite recvbuf while peers read: publish a copy
+      size_t extent = 0;
+      for (int j = 0; j < n; ++j)
+        extent = std::max(extent, (d.sdispls[static_cast<size_t>(j)] + d.sendcounts[static_cast<size_t>(j)]) * es);
+      if (st.scratch.size() < 3 * kShmCmaChunkBytes + extent) st.scratch.resize(3 * kShmCmaChunkBytes + extent);
+      char *copy = st.scratch.data() + 3 * kShmCmaChunkBytes;
+      memcpy(copy, in, extent);
+      in = copy;
+    }
+    publish_buffer(in, d.sdispls.data(), total);
+  } else {
+    if (staged(where)) stage_blocks(area(where), in, d.sendcounts, d.sdispls);
+    publish(where, table_bytes() + total);
+  }
+  size_t me = static_cast<size_t>(r);
+  if (!d.in_place && d.recvcounts[me]) memcpy(out + d.rdispls[me] * es, in + d.sdispls[me] * es, d.recvcounts[me] * es);
+  Status status = where == kShmVFail ? cannot_stage(table_bytes() + total) : Status::Ok();
+  for (int k = 1; k < n && status.ok(); ++k) {
+    size_t j = static_cast<size_t>((r + k) % n);  // start at different peers: spread the load
+    status = fetch(static_cast<int>(j), true, out + d.rdispls[j] * es, d.recvcounts[j] * es);
+  }
+  if (read_in_place || !status.ok()) st.mark_done(s);
+  if (!status.ok() || where != kShmVCma) return status;
+  for (int j = 0; j < n; ++j)
+    if (j != r) XC_TRY(st.wait_done(c, j, s));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status shm_oneshot_v(CollContext &c, const CollDesc &d) {
+  XC_TRY(c.shm()->ensure(c));
+  ShmState &st = *c.shm()->state();
+  int n = c.size();
+  OneShotV o{c, d, st, n, c.rank(), dtype_size(d.dtype), shm_oneshot_limit(d.kind, n, Locality{true, st.cma_ok})};
+  switch (d.kind) {
+    case CollKind::kGatherv: return o.gatherv();
+    case CollKind::kScatterv: return o.scatterv();
+    case CollKind::kAlltoallv: return o.alltoallv();
+    default: break;
+  }
+  return Error(XC_ERR_INTERNAL, "shm one-shot-v does not run %s", coll_kind_name(d.kind));
+}
+
+}  // namespace xc::algo
