@@ -6,6 +6,7 @@
 // few large ones, misaligned pointers, in place and out of place.
 #include "unit_test.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +21,7 @@
 #endif
 
 #include "core/dtype.h"
+#include "cpu/copy.h"
 #include "cpu/half.h"
 #include "cpu/reduce.h"
 
@@ -673,6 +675,27 @@ void dispatch(void **) {
   assert_memory_equal(a, c, sizeof a);
 }
 
+// The streaming copy the shm collectives use for large parts: every byte,
+// whatever the alignment of either side and the length, and nothing beyond.
+void streaming_copy_is_memcpy(void **) {
+  std::mt19937 rng(7);
+  std::vector<unsigned char> src(4096 + 64), dst(4096 + 128);
+  for (auto &x : src) x = static_cast<unsigned char>(rng());
+  for (size_t len : {size_t{0}, size_t{1}, size_t{15}, size_t{63}, size_t{64}, size_t{65}, size_t{1000}, size_t{4096}})
+    for (size_t so = 0; so < 64; so += 13)
+      for (size_t d_off = 0; d_off < 64; d_off += 7) {
+        std::fill(dst.begin(), dst.end(), 0xA5);
+        xc::cpu::copy_streaming(dst.data() + d_off, src.data() + so, len);
+        assert_memory_equal(dst.data() + d_off, src.data() + so, len);
+        for (size_t i = 0; i < dst.size(); ++i)
+          if (i < d_off || i >= d_off + len) assert_int_equal(dst[i], 0xA5);
+      }
+  std::vector<char> big(xc::cpu::kStreamingCopyMinBytes + 99), copy(big.size() + 1);
+  for (auto &x : big) x = static_cast<char>(rng());
+  xc::cpu::copy_large(copy.data() + 1, big.data(), big.size());
+  assert_memory_equal(copy.data() + 1, big.data(), big.size());
+}
+
 }  // namespace
 
 int main() {
@@ -688,6 +711,7 @@ int main() {
       cmocka_unit_test(vector_levels_every_half_pattern),
       cmocka_unit_test(vector_levels_scale_and_convert),
       cmocka_unit_test(dispatch),
+      cmocka_unit_test(streaming_copy_is_memcpy),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

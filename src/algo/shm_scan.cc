@@ -1,0 +1,85 @@
+// Chained scan/exscan over single copy. Rank r's inclusive prefix is
+// P(r) = P(r-1) op x(r), P(0) = x(0): the same left-to-right order as
+// reducing x(0..r) in rank order, so the bits match every other algorithm.
+// Chunk k of P(r) needs only chunk k of P(r-1): rank r reads it from rank
+// r-1 (process_vm_readv into a bounce buffer that stays in cache), combines
+// it with its own input and raises its progress counter, so the ranks form a
+// pipeline and each reads one remote buffer per chunk, not r of them.
+// Where P(r) lives (published as the arrival's src address):
+//   rank 0: its input (ready at arrival; it never waits for anyone);
+//   scan, r > 0: its output;
+//   exscan, 0 < r < n-1: a per-communicator buffer (the output is P(r-1)).
+// In place is natural: rank r reads only P(r-1), never an input that its
+// owner overwrites. A rank returns once rank r+1 has read all of P(r): no
+// barrier over everyone.
+#include "algo/shm_scan.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "algo/shm_reduce.h"
+#include "core/dtype.h"
+#include "cpu/copy.h"
+#include "cpu/reduce.h"
+
+namespace xc::algo {
+
+bool shm_scan_chain_applies(const CollDesc &d) {
+  return (d.kind == CollKind::kScan || d.kind == CollKind::kExscan) && !shm_is_half(d.dtype) && d.op != XC_AVG;
+}
+
+Status shm_scan_chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
+  int n = c.size(), r = c.rank();
+  bool ex = d.kind == CollKind::kExscan, last = r == n - 1;
+  size_t es = dtype_size(d.dtype), bytes = d.count * es;
+  const char *in = d.in_place ? static_cast<const char *>(d.recvbuf) : static_cast<const char *>(d.sendbuf);
+  char *out = static_cast<char *>(d.recvbuf);
+  size_t step = kShmCmaChunkBytes / es;  // elements per chunk
+  uint64_t chunks = (d.count + step - 1) / step;
+
+  // Exscan's middle ranks keep P(r) for rank r+1 (the output holds P(r-1)).
+  bool hold_prefix = ex && r > 0 && !last;
+  size_t want = 3 * kShmCmaChunkBytes + (hold_prefix ? bytes : 0);
+  if (st.scratch.size() < want) st.scratch.resize(want);
+  char *bounce = st.scratch.data() + 2 * kShmCmaChunkBytes;
+  char *hold = st.scratch.data() + 3 * kShmCmaChunkBytes;
+  const char *prefix = r == 0 ? in : hold_prefix ? hold : out;
+  st.arrive(c, s, prefix, nullptr);
+  if (chunks == 0) return Status::Ok();
+
+  if (r == 0) {
+    if (!ex && !d.in_place) cpu::copy_large(out, in, bytes);
+  } else {
+    int prev = r - 1;
+    XC_TRY(st.wait_arrived(c, prev, s));
+    uint64_t remote = st.arrival(prev, s).addr.src;
+    uint64_t ready = prev == 0 ? chunks : 0;  // rank 0's prefix is ready at arrival
+    for (uint64_t k = 0; k < chunks; ++k) {
+      if (ready <= k) XC_TRY(shm_wait_progress(c, st, prev, s, k + 1, "the previous rank's prefix", &ready));
+      size_t first = static_cast<size_t>(k) * step, len = std::min(step, d.count - first);
+      size_t off = first * es;
+      if (ex && last) {  // P(r-1) is all we output
+        XC_TRY(st.cma_read(c, prev, remote + off, out + off, len * es));
+      } else if (ex && !d.in_place) {  // out = P(r-1); hold = P(r-1) op x(r)
+        XC_TRY(st.cma_read(c, prev, remote + off, out + off, len * es));
+        cpu::reduce3(hold + off, out + off, in + off, len, d.dtype, d.op);
+      } else if (ex) {  // in place: read x(r) before P(r-1) overwrites it
+        XC_TRY(st.cma_read(c, prev, remote + off, bounce, len * es));
+        cpu::reduce3(hold + off, bounce, in + off, len, d.dtype, d.op);
+        cpu::copy_part(out + off, bounce, len * es, bytes);
+      } else {
+        XC_TRY(st.cma_read(c, prev, remote + off, bounce, len * es));
+        cpu::reduce3(out + off, bounce, in + off, len, d.dtype, d.op);
+      }
+      // Rank r+1 waits for each chunk; rank r-1 only for the last one.
+      if (!last) shm_publish_progress(st, s, k + 1);
+    }
+    if (last) shm_publish_progress(st, s, chunks);
+  }
+  if (last) return Status::Ok();
+  // P(r) (rank 0: the input) must stay until rank r+1 has read all of it.
+  XC_TRY(st.wait_arrived(c, r + 1, s));
+  return shm_wait_progress(c, st, r + 1, s, chunks, "the next rank to read this rank's prefix");
+}
+
+}  // namespace xc::algo
