@@ -15,6 +15,7 @@
 #include "algo/selector.h"
 #include "algo/shm_coll.h"
 #include "algo/shm_state.h"
+#include "algo/shm_swap.h"
 #include "core/dtype.h"
 
 namespace xc::algo {
@@ -78,7 +79,7 @@ struct OneShotV {
   void stage_blocks(char *to, const char *in, const std::vector<size_t> &counts, const std::vector<size_t> &displs) {
     size_t pos = table_bytes();
     for (int j = 0; j < n; ++j) {
-      size_t len = j == r ? 0 : counts[static_cast<size_t>(j)] * es;
+      size_t len = j == r || swapped(j) ? 0 : counts[static_cast<size_t>(j)] * es;
       Block b{static_cast<uint16_t>(pos), static_cast<uint16_t>(len)};
       memcpy(to + static_cast<size_t>(j) * sizeof(Block), &b, sizeof b);
       if (len) memcpy(to + pos, in + displs[static_cast<size_t>(j)] * es, len);
@@ -88,8 +89,16 @@ struct OneShotV {
   size_t blocks_bytes(const std::vector<size_t> &counts) const {
     size_t sum = 0;
     for (int j = 0; j < n; ++j)
-      if (j != r) sum += counts[static_cast<size_t>(j)];
+      if (j != r && !swapped(j)) sum += counts[static_cast<size_t>(j)];
     return sum * es;
+  }
+  // In-place alltoallv: the pair with rank j trades its blocks by a chunked
+  // swap (shm_swap.h) when they are large, instead of through staging or a
+  // published copy. Both sides see the same length (recvcounts[j] here is
+  // recvcounts[r] there), so both take the same path.
+  bool swapped(int j) const {
+    return d.kind == CollKind::kAlltoallv && d.in_place && st.cma_ok && j != r &&
+           d.recvcounts[static_cast<size_t>(j)] * es >= kShmSwapMinBytes;
   }
 
   Status cannot_stage(size_t bytes) const {
@@ -140,6 +149,8 @@ struct OneShotV {
   Status gatherv();
   Status scatterv();
   Status alltoallv();
+  const char *copy_rest(const char *in);
+  Status swap_large();
 };
 
 Status OneShotV::gatherv() {
@@ -196,24 +207,63 @@ Status OneShotV::scatterv() {
   return status;
 }
 
+// In place we overwrite recvbuf while peers read our published part: publish
+// a copy of it instead, each block at its own offset (the displacements
+// stay valid), swapped blocks left out.
+const char *OneShotV::copy_rest(const char *in) {
+  size_t extent = 0;
+  for (int j = 0; j < n; ++j)
+    if (j != r && !swapped(j))
+      extent = std::max(extent, (d.sdispls[static_cast<size_t>(j)] + d.sendcounts[static_cast<size_t>(j)]) * es);
+  if (st.scratch.size() < 3 * kShmCmaChunkBytes + extent) st.scratch.resize(3 * kShmCmaChunkBytes + extent);
+  char *copy = st.scratch.data() + 3 * kShmCmaChunkBytes;
+  for (int j = 0; j < n; ++j) {
+    size_t at = d.sdispls[static_cast<size_t>(j)] * es, len = d.sendcounts[static_cast<size_t>(j)] * es;
+    if (j != r && !swapped(j) && len) memcpy(copy + at, in + at, len);
+  }
+  return copy;
+}
+
+// The swapped pairs, in the pairing's rounds (pairs that stage skip theirs).
+Status OneShotV::swap_large() {
+  char *out = static_cast<char *>(d.recvbuf);
+  size_t extent = 0;
+  for (int j = 0; j < n; ++j)
+    extent = std::max(extent, (d.rdispls[static_cast<size_t>(j)] + d.recvcounts[static_cast<size_t>(j)]) * es);
+  for (int t = 0; t < shm_swap_rounds(n); ++t) {
+    int p = shm_swap_partner(n, r, t);
+    if (p == r || !swapped(p)) continue;
+    XC_TRY(st.wait_arrived(c, p, s));
+    const ShmArrival &a = st.arrival(p, s);
+    size_t theirs = 0;
+    XC_TRY(st.cma_read(c, p, a.v.cma.displs + static_cast<size_t>(r) * sizeof(size_t), &theirs, sizeof theirs));
+    size_t len = d.recvcounts[static_cast<size_t>(p)] * es;
+    XC_TRY(shm_swap_block(c, st,
+                          ShmSwap{p, t, out + d.rdispls[static_cast<size_t>(p)] * es, a.v.cma.buf + theirs * es, len,
+                                  extent, &mine().v.cma.progress, &a.v.cma.progress}));
+  }
+  return Status::Ok();
+}
+
 Status OneShotV::alltoallv() {
   char *out = static_cast<char *>(d.recvbuf);
   // In place the input is recvbuf, described by the receive counts (which the
   // entry point copied into the send side).
   const char *in = d.in_place ? out : static_cast<const char *>(d.sendbuf);
+  bool any_swap = false;
+  for (int j = 0; j < n; ++j) any_swap = any_swap || swapped(j);
   size_t total = blocks_bytes(d.sendcounts);
   uint32_t where = total ? pick(table_bytes() + total) : kShmVNothing;
+  if (any_swap && where == kShmVInline) where = kShmVSmall;  // the swap's words share the record with inline data
   XC_TRY(enter(where));
+  if (any_swap) {
+    ShmArrival &a = mine();
+    a.v.cma.displs = reinterpret_cast<uint64_t>(d.sdispls.data());
+    a.v.cma.buf = reinterpret_cast<uint64_t>(out);
+    a.v.cma.progress = 0;
+  }
   if (where == kShmVCma) {
-    if (d.in_place) {  // we overwrite recvbuf while peers read: publish a copy
-      size_t extent = 0;
-      for (int j = 0; j < n; ++j)
-        extent = std::max(extent, (d.sdispls[static_cast<size_t>(j)] + d.sendcounts[static_cast<size_t>(j)]) * es);
-      if (st.scratch.size() < 3 * kShmCmaChunkBytes + extent) st.scratch.resize(3 * kShmCmaChunkBytes + extent);
-      char *copy = st.scratch.data() + 3 * kShmCmaChunkBytes;
-      memcpy(copy, in, extent);
-      in = copy;
-    }
+    if (d.in_place) in = copy_rest(in);
     publish_buffer(in, d.sdispls.data(), total);
   } else {
     if (staged(where)) stage_blocks(area(where), in, d.sendcounts, d.sdispls);
@@ -222,14 +272,18 @@ Status OneShotV::alltoallv() {
   size_t me = static_cast<size_t>(r);
   if (!d.in_place && d.recvcounts[me]) memcpy(out + d.rdispls[me] * es, in + d.sdispls[me] * es, d.recvcounts[me] * es);
   Status status = where == kShmVFail ? cannot_stage(table_bytes() + total) : Status::Ok();
+  if (status.ok() && any_swap) status = swap_large();
   for (int k = 1; k < n && status.ok(); ++k) {
-    size_t j = static_cast<size_t>((r + k) % n);  // start at different peers: spread the load
-    status = fetch(static_cast<int>(j), true, out + d.rdispls[j] * es, d.recvcounts[j] * es);
+    int j = (r + k) % n;  // start at different peers: spread the load
+    size_t at = d.rdispls[static_cast<size_t>(j)] * es, want = d.recvcounts[static_cast<size_t>(j)] * es;
+    if (!swapped(j)) status = fetch(j, true, out + at, want);
   }
   if (read_in_place || !status.ok()) st.mark_done(s);
   if (!status.ok() || where != kShmVCma) return status;
+  // Our readers: every peer but those we swapped with (they read nothing
+  // published; the swap itself waited until they had read our block).
   for (int j = 0; j < n; ++j)
-    if (j != r) XC_TRY(st.wait_done(c, j, s));
+    if (j != r && !swapped(j)) XC_TRY(st.wait_done(c, j, s));
   return Status::Ok();
 }
 

@@ -11,7 +11,8 @@
 //   exscan, 0 < r < n-1: a per-communicator buffer (the output is P(r-1)).
 // In place is natural: rank r reads only P(r-1), never an input that its
 // owner overwrites. A rank returns once rank r+1 has read all of P(r): no
-// barrier over everyone.
+// barrier over everyone. Exscan on two ranks is a pure copy for rank 1;
+// rank 0 writes part of it (below).
 #include "algo/shm_scan.h"
 
 #include <algorithm>
@@ -28,14 +29,39 @@ bool shm_scan_chain_applies(const CollDesc &d) {
   return (d.kind == CollKind::kScan || d.kind == CollKind::kExscan) && !shm_is_half(d.dtype) && d.op != XC_AVG;
 }
 
+namespace {
+
+// Chunk of the chain. Beyond two ranks the chain is a pipeline, and one
+// 128 KiB op in 128 KiB chunks passes its single chunk along every rank in
+// turn: aim for n chunks, down to 64 KiB (4 ranks, 128 KiB scan 56-66 ->
+// 30-42 us; 16-32 KiB no better, noisier). Two ranks have no pipeline
+// (rank 0's prefix is ready at arrival): smaller chunks only cost calls.
+size_t scan_chunk_bytes(size_t bytes, int n) {
+  constexpr size_t kMin = 64 << 10;
+  if (n <= 2) return kShmCmaChunkBytes;
+  return std::max(kMin, std::min(kShmCmaChunkBytes, bytes / static_cast<size_t>(n))) & ~size_t{63};
+}
+
+// Exscan on two ranks splits rank 1's copy with rank 0 from two chunks on
+// (2 MiB 200 -> 80 us, 32 MiB 6.0 -> 2.8 ms; 128 KiB no better).
+constexpr size_t kExscanSplitMinBytes = 2 * kShmCmaChunkBytes;
+
+}  // namespace
+
 Status shm_scan_chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
   int n = c.size(), r = c.rank();
   bool ex = d.kind == CollKind::kExscan, last = r == n - 1;
   size_t es = dtype_size(d.dtype), bytes = d.count * es;
   const char *in = d.in_place ? static_cast<const char *>(d.recvbuf) : static_cast<const char *>(d.sendbuf);
   char *out = static_cast<char *>(d.recvbuf);
-  size_t step = kShmCmaChunkBytes / es;  // elements per chunk
+  size_t step = scan_chunk_bytes(bytes, n) / es;  // elements per chunk
   uint64_t chunks = (d.count + step - 1) / step;
+  // Exscan on two ranks: rank 1's output is rank 0's input, a pure copy.
+  // Rank 0 writes the upper part into it while rank 1 reads the lower part,
+  // so both cores copy (as broadcast does). Rank 0's counter says its write
+  // is over; rank 1 returns only after that.
+  bool split = ex && n == 2 && bytes >= kExscanSplitMinBytes;
+  uint64_t split_chunk = split ? chunks / 2 : chunks;  // rank 1 reads chunks [0, split_chunk)
 
   // Exscan's middle ranks keep P(r) for rank r+1 (the output holds P(r-1)).
   bool hold_prefix = ex && r > 0 && !last;
@@ -44,17 +70,23 @@ Status shm_scan_chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t 
   char *bounce = st.scratch.data() + 2 * kShmCmaChunkBytes;
   char *hold = st.scratch.data() + 3 * kShmCmaChunkBytes;
   const char *prefix = r == 0 ? in : hold_prefix ? hold : out;
-  st.arrive(c, s, prefix, nullptr);
+  st.arrive(c, s, prefix, split && last ? out : nullptr);
   if (chunks == 0) return Status::Ok();
 
   if (r == 0) {
     if (!ex && !d.in_place) cpu::copy_large(out, in, bytes);
+    if (split) {
+      XC_TRY(st.wait_arrived(c, 1, s));
+      size_t off = std::min(static_cast<size_t>(split_chunk) * step, d.count) * es;
+      XC_TRY(st.cma_write(c, 1, st.arrival(1, s).addr.dst + off, in + off, bytes - off));
+      shm_publish_progress(st, s, 1);
+    }
   } else {
     int prev = r - 1;
     XC_TRY(st.wait_arrived(c, prev, s));
     uint64_t remote = st.arrival(prev, s).addr.src;
     uint64_t ready = prev == 0 ? chunks : 0;  // rank 0's prefix is ready at arrival
-    for (uint64_t k = 0; k < chunks; ++k) {
+    for (uint64_t k = 0; k < (last ? split_chunk : chunks); ++k) {
       if (ready <= k) XC_TRY(shm_wait_progress(c, st, prev, s, k + 1, "the previous rank's prefix", &ready));
       size_t first = static_cast<size_t>(k) * step, len = std::min(step, d.count - first);
       size_t off = first * es;
@@ -76,7 +108,7 @@ Status shm_scan_chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t 
     }
     if (last) shm_publish_progress(st, s, chunks);
   }
-  if (last) return Status::Ok();
+  if (last) return split ? shm_wait_progress(c, st, 0, s, 1, "rank 0 to write its part of the output") : Status::Ok();
   // P(r) (rank 0: the input) must stay until rank r+1 has read all of it.
   XC_TRY(st.wait_arrived(c, r + 1, s));
   return shm_wait_progress(c, st, r + 1, s, chunks, "the next rank to read this rank's prefix");

@@ -10,6 +10,7 @@
 #include "algo/shm_reduce.h"
 #include "algo/shm_scan.h"
 #include "algo/shm_state.h"
+#include "algo/shm_swap.h"
 #include "core/dtype.h"
 #include "cpu/copy.h"
 
@@ -64,40 +65,19 @@ struct SingleCopy {
   Status swap_in_place();
 };
 
-// The partner of rank r in round t of a schedule where every pair of ranks
-// meets exactly once and both sides of a pair are in the same round (a
-// round-robin tournament): n odd, n rounds, rank r sits out when the partner
-// is itself; n even, n-1 rounds, rank n-1 takes the place of the one that
-// would sit out.
-int swap_partner(int n, int r, int t) {
-  int m = n % 2 ? n : n - 1;  // ranks in the odd schedule
-  auto mod = [m](int x) { return ((x % m) + m) % m; };
-  if (r == m) return mod(t * ((m + 1) / 2));  // r with 2r = t (mod m)
-  int p = mod(t - r);
-  return p == r && m != n ? m : p;
-}
-
-// In-place alltoall(v): block p of rank r and block r of rank p trade
-// places, in the pairing's rounds, chunk by chunk through two bounce
-// buffers that stay in cache: rank r reads p's chunk k (for r), raises its
-// counter, and overwrites its own chunk k (for p) once p's counter says p
-// has read it. No copy of the whole buffer, and no final barrier: when a
-// round ends the partner has read everything of ours it needs. The counter
-// is (round + 1) << 32 | chunks read, so it only grows through the op.
-// A pair's block lengths must agree (MPI's rule for in-place alltoallv).
+// In-place alltoall(v): every pair swaps its blocks (shm_swap.h); the
+// counter is the aux word of the op's arrival record (shm_scan.h).
 Status SingleCopy::swap_in_place() {
   bool v = d.kind == CollKind::kAlltoallv;
   st.arrive(c, s, out(), v ? d.rdispls.data() : nullptr);
-  char *bounce[2] = {st.scratch.data(), st.scratch.data() + kShmCmaChunkBytes};
   size_t extent = static_cast<size_t>(n) * d.count * es;  // of the whole buffer, for copy_part
   if (v) {
     extent = 0;
     for (int j = 0; j < n; ++j)
       extent = std::max(extent, (d.rdispls[static_cast<size_t>(j)] + d.recvcounts[static_cast<size_t>(j)]) * es);
   }
-  int rounds = n % 2 ? n : n - 1;
-  for (int t = 0; t < rounds && n > 1; ++t) {
-    int p = swap_partner(n, r, t);
+  for (int t = 0; t < shm_swap_rounds(n) && n > 1; ++t) {
+    int p = shm_swap_partner(n, r, t);
     if (p == r) continue;
     size_t mine = (v ? d.rdispls[static_cast<size_t>(p)] : static_cast<size_t>(p) * d.count) * es;
     size_t len = (v ? d.recvcounts[static_cast<size_t>(p)] : d.count) * es;
@@ -105,22 +85,9 @@ Status SingleCopy::swap_in_place() {
     XC_TRY(st.wait_arrived(c, p, s));
     size_t theirs = static_cast<size_t>(r) * d.count;
     if (v) XC_TRY(st.cma_read(c, p, dst(p) + static_cast<size_t>(r) * sizeof(size_t), &theirs, sizeof theirs));
-    uint64_t from = src(p) + theirs * es;
-    uint64_t base = static_cast<uint64_t>(t + 1) << 32;
-    size_t chunks = (len + kShmCmaChunkBytes - 1) / kShmCmaChunkBytes;
-    auto piece = [&](size_t k) { return std::min(kShmCmaChunkBytes, len - k * kShmCmaChunkBytes); };
-    // Read one chunk ahead: p overwrites its chunk k+1 only after our
-    // counter passes k+1, so reading it early is safe and hides the wait.
-    XC_TRY(st.cma_read(c, p, from, bounce[0], piece(0)));
-    shm_publish_progress(st, s, base + 1);
-    for (size_t k = 0; k < chunks; ++k) {
-      if (k + 1 < chunks) {
-        XC_TRY(st.cma_read(c, p, from + (k + 1) * kShmCmaChunkBytes, bounce[(k + 1) % 2], piece(k + 1)));
-        shm_publish_progress(st, s, base + k + 2);
-      }
-      XC_TRY(shm_wait_progress(c, st, p, s, base + k + 1, "the partner to read its part of an in-place alltoall"));
-      cpu::copy_part(out() + mine + k * kShmCmaChunkBytes, bounce[k % 2], piece(k), extent);
-    }
+    XC_TRY(shm_swap_block(c, st,
+                          ShmSwap{p, t, out() + mine, src(p) + theirs * es, len, extent, shm_progress_word(st, r, s),
+                                  shm_progress_word(st, p, s)}));
   }
   return Status::Ok();
 }

@@ -1,0 +1,44 @@
+// In-place alltoall(v) as pairwise swaps, shared by single copy (every pair,
+// shm_single_copy.cc) and one-shot-v (pairs whose block is large,
+// shm_oneshot_v.cc). Block p of rank r and block r of rank p trade places in
+// the rounds of a round-robin pairing, chunk by chunk through two bounce
+// buffers that stay in cache (scratch chunks 0 and 1): rank r reads p's
+// chunk k (for r), raises its counter, and overwrites its own chunk k (for
+// p) once p's counter says p has read it. No copy of the whole buffer and no
+// final barrier: when a pair's swap ends, the partner has read everything of
+// ours it needs. The counter is (round + 1) << 32 | chunks read, so it only
+// grows through the op; it is zeroed before the arrival that publishes it.
+// A pair's block lengths must agree (MPI's rule for in-place alltoallv).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "algo/coll_context.h"
+#include "algo/shm_state.h"
+
+namespace xc::algo {
+
+// One-shot-v swaps a pair's blocks from this size on (below, staging or one
+// published copy costs less than the swap's per-round hand-shake).
+constexpr size_t kShmSwapMinBytes = kShmCmaChunkBytes;
+
+// Rounds of the pairing, and rank r's partner in round t (itself: r sits
+// this round out). Every pair meets exactly once, both sides in one round.
+int shm_swap_rounds(int n);
+int shm_swap_partner(int n, int r, int t);
+
+// One pair's trade, run by both sides in round `round`.
+struct ShmSwap {
+  int partner;
+  int round;
+  char *mine;                     // our block for the partner; receives its block for us
+  uint64_t theirs;                // the partner's block for us, in its address space
+  size_t len;                     // bytes, the same on both sides
+  size_t extent;                  // bytes of the whole buffer (streaming stores when large)
+  uint64_t *my_counter;           // this rank's progress counter for the op
+  const uint64_t *their_counter;  // the partner's, read only after it arrived
+};
+Status shm_swap_block(CollContext &c, ShmState &st, const ShmSwap &w);
+
+}  // namespace xc::algo
