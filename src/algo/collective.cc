@@ -255,10 +255,11 @@ Status run_collective(CollContext &c, const CollDesc &d) {
   Locality loc;
   // ensure() is collective: every rank reaches it at this op alike (same
   // members, same XC_ALGO).
-  if (c.shm() && n > 1 && (!forced || is_shm_algo(algo))) {
+  ShmColl *shm = c.shm();
+  if (shm && n > 1 && (!forced || is_shm_algo(algo))) {
     loc.all_local = true;
-    XC_TRY(c.shm()->ensure(c));
-    loc.single_copy = c.shm()->single_copy_ok();
+    if (!shm->state()) XC_TRY(shm->ensure(c));  // set up by the first op; no Status built after
+    loc.single_copy = shm->single_copy_ok();
   }
   size_t bytes = selection_bytes(d, n);
   const char *reason = "XC_ALGO";
@@ -272,6 +273,9 @@ Status run_collective(CollContext &c, const CollDesc &d) {
             algo_name(wanted), loc.all_local ? "no single-copy path" : "not all on one host", algo_name(algo));
   }
   XC_INFO("%s %zu B on %d ranks: %s (%s)", coll_kind_name(d.kind), bytes, n, algo_name(algo), reason);
+  // The common small op: what run_algorithm would do, without its checks
+  // (one-shot runs every kind; nothing_to_do was asked above).
+  if (algo == Algo::kShmOneShot) return shm_oneshot(c, d);
   return run_algorithm(c, d, algo);
 }
 

@@ -176,7 +176,7 @@ Status shm_oneshot(CollContext &c, const CollDesc &d) {
   if (need > kShmOneShotMaxBytes)
     return Error(XC_ERR_UNSUPPORTED, "shm one-shot cannot stage %s of %zu bytes per rank (limit %zu)",
                  coll_kind_name(d.kind), need, kShmOneShotMaxBytes);
-  XC_TRY(c.shm()->ensure(c));
+  if (!c.shm()->state()) XC_TRY(c.shm()->ensure(c));  // normally done by run_collective already
   ShmState &st = *c.shm()->state();
   // need is alike on every rank (allgatherv: the largest block), so all
   // ranks agree whether the payload travels inline.

@@ -1,15 +1,32 @@
 #include "algo/shm_state.h"
 
 #include <sched.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 
 #include "algo/shm_coll.h"
 
 namespace xc::algo {
 
 void shm_yield() { sched_yield(); }
+
+bool shm_cpu_has_prefetchw() {
+#if defined(__x86_64__)
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8)) != 0;  // ECX bit 8: PRFCHW
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
 
 char *ShmState::slot(int r, uint64_t s) const {
   return oneshot + (static_cast<size_t>(r) * 2 + (s & 1)) * kShmOneShotMaxBytes;
@@ -46,10 +63,8 @@ Status ShmState::slow_wait_check(CollContext &c, const char *what) {
   return Status::Ok();
 }
 
-Status ShmState::enter(CollContext &c, uint64_t depth, uint64_t *s) {
-  *s = ++op;
-  if (*s < depth) return Status::Ok();  // the ring is not full yet
-  uint64_t need = *s - depth + 1;
+Status ShmState::enter_wait(CollContext &c, uint64_t depth, uint64_t s) {
+  uint64_t need = s - depth + 1;
   if (peer_arrived.size() != static_cast<size_t>(nranks)) peer_arrived.assign(static_cast<size_t>(nranks), 0);
   for (int r = 0; r < nranks; ++r) {
     uint64_t &known = peer_arrived[static_cast<size_t>(r)];
@@ -73,6 +88,10 @@ Status ShmState::enter(CollContext &c, uint64_t depth, uint64_t *s) {
     XC_TRY(wait(c, "a peer to finish an earlier op", [&] { return a.load(std::memory_order_acquire) >= until; }));
     known = until;
   }
+  uint64_t least = UINT64_MAX;
+  for (int r = 0; r < nranks; ++r)
+    if (r != rank) least = std::min(least, peer_arrived[static_cast<size_t>(r)]);
+  peers_known = least;
   return Status::Ok();
 }
 
@@ -84,16 +103,7 @@ void ShmState::arrive(CollContext &c, uint64_t s, const void *src, const void *d
   arrive_inline(c, s);
 }
 
-void ShmState::arrive_inline(CollContext &c, uint64_t s) {
-  ShmArrival &me = ctrl[rank].arrival[s % kShmArrivalDepth];
-  me.sig = c.signature();
-  me.seq = c.seq();
-  me.flag.store(s, std::memory_order_release);
-  notify();
-}
-
-Status ShmState::wait_arrived(CollContext &c, int r, uint64_t s) {
-  if (r == rank) return Status::Ok();
+Status ShmState::wait_arrived_slow(CollContext &c, int r, uint64_t s) {
   const ShmArrival &their = ctrl[r].arrival[s % kShmArrivalDepth];
   XC_TRY(wait(c, "a peer to arrive", [&] { return their.flag.load(std::memory_order_acquire) >= s; }));
   uint32_t theirs = their.sig;

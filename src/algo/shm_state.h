@@ -85,6 +85,9 @@ struct alignas(64) ShmArrival {
         struct {
           uint64_t src, displs;  // kShmVCma: the buffer, its displacements (elements; null: one block)
           uint64_t bytes;        // ... and the bytes of that one block (gatherv: checked by the root)
+          // In-place alltoallv with swapped blocks (shm_swap.h; never inline):
+          // the buffer itself (displacements as above) and the swap counter.
+          uint64_t buf, progress;
         } cma;
         char data[kShmVInlineBytes];  // kShmVInline
       };
@@ -106,6 +109,25 @@ struct alignas(64) ShmCtrl {
   std::atomic<uint64_t> step_out{0};           // two-shot: last step copied out (+1)
 };
 
+// How many ops ahead arrive_inline() takes ownership of this rank's arrival
+// line (far enough that the transfer is done when the op writes it).
+constexpr uint64_t kShmPrefetchAhead = 2;
+
+// Whether this CPU has prefetchw (x86: CPUID PRFCHW; older ones may fault on it).
+bool shm_cpu_has_prefetchw();
+
+// A hint (prefetchw: fetch the line exclusive); it changes no data.
+inline void shm_prefetch_for_write(const void *p, bool prefetchw) {
+#if defined(__x86_64__)
+  if (prefetchw) {
+    asm volatile("prefetchw %0" : : "m"(*static_cast<const char *>(p)));
+    return;
+  }
+#endif
+  (void)prefetchw;
+  __builtin_prefetch(p, 1);
+}
+
 struct ShmState {
   shm::Segment segment;
   int nranks = 0;
@@ -123,6 +145,7 @@ struct ShmState {
   // at set-up, since both sides of the bell must use the same pair.
   bool light_bell = false;
   int spin = 2000;
+  bool prefetchw = shm_cpu_has_prefetchw();
   uint64_t op = 0;     // number of the current (last started) shm op
   uint64_t steps = 0;  // two-shot pipeline steps run so far
   // A lower bound of each peer's last arrival, so enter() reads a peer's
@@ -159,15 +182,37 @@ struct ShmState {
   // of the arrival line / slot that op s - depth used are over); returns the
   // new op number s. depth: kShmSlotDepth when the op writes one-shot's slot,
   // else kShmArrivalDepth.
-  Status enter(CollContext &c, uint64_t depth, uint64_t *s);
+  // Inline: most ops find every peer known to be far enough on already.
+  Status enter(CollContext &c, uint64_t depth, uint64_t *s) {
+    *s = ++op;
+    if (*s < depth || *s - depth + 1 <= peers_known) return Status::Ok();
+    return enter_wait(c, depth, *s);
+  }
   // Publish arrival at op s (after staging), with signature and addresses.
   void arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux = nullptr);
   // Publish arrival at op s whose inline payload (inline_data(rank, s)) is written.
-  void arrive_inline(CollContext &c, uint64_t s);
+  void arrive_inline(CollContext &c, uint64_t s) {
+    ShmArrival &me = ctrl[rank].arrival[s % kShmArrivalDepth];
+    me.sig = c.signature();
+    me.seq = c.seq();
+    me.flag.store(s, std::memory_order_release);
+    notify();
+    // Own the line of op s + 2 before we write it: peers read it 64 ops ago,
+    // so writing it cold waits for their copies to be invalidated (and the
+    // next locked instruction, make_coll_context's, waits for that write).
+    shm_prefetch_for_write(&ctrl[rank].arrival[(s + kShmPrefetchAhead) % kShmArrivalDepth], prefetchw);
+  }
   char *inline_data(int r, uint64_t s) const { return ctrl[r].arrival[s % kShmArrivalDepth].data; }
   const ShmArrival &arrival(int r, uint64_t s) const { return ctrl[r].arrival[s % kShmArrivalDepth]; }
   // Wait until rank r arrived at s and check that it runs the same op.
-  Status wait_arrived(CollContext &c, int r, uint64_t s);
+  // Inline when r already arrived at the same op (the slow path waits and
+  // explains a mismatch).
+  Status wait_arrived(CollContext &c, int r, uint64_t s) {
+    if (r == rank) return Status::Ok();
+    const ShmArrival &their = arrival(r, s);
+    if (their.flag.load(std::memory_order_acquire) >= s && their.sig == c.signature()) return Status::Ok();
+    return wait_arrived_slow(c, r, s);
+  }
   Status wait_all_arrived(CollContext &c, uint64_t s);
   Status wait_all_phase(CollContext &c, uint64_t s);
   // Mark this rank done with op s and wait for everyone (buffers free).
@@ -185,6 +230,14 @@ struct ShmState {
   Status cma_write(CollContext &c, int r, uint64_t remote, const void *src, size_t len);
 
   Status slow_wait_check(CollContext &c, const char *what);
+
+ private:
+  Status enter_wait(CollContext &c, uint64_t depth, uint64_t s);
+  Status wait_arrived_slow(CollContext &c, int r, uint64_t s);
+  // min over peers of peer_arrived: enter() needs no look while need <= it.
+  uint64_t peers_known = 0;
+
+ public:
 };
 
 // ---- waiting ---------------------------------------------------------------------------

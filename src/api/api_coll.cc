@@ -16,6 +16,22 @@ using xc::api::finish;
 
 namespace {
 
+// Success-path shortcuts: plain predicates that hold only when the matching
+// Status check passes, so a valid call builds no Status and divides nothing;
+// on a miss the check itself runs and says what is wrong.
+bool usable_fast(xc_comm_t comm) { return comm && comm->magic == kCommMagic && !comm->aborted.load(); }
+
+bool bytes_fast(size_t count, xc_dtype_t dtype, size_t *bytes) {
+  size_t es = xc::dtype_size(dtype);  // 0: unknown dtype
+  return es && !__builtin_mul_overflow(count, es, bytes);
+}
+
+// xc::checked_bytes, without its Status and division when all is well.
+Status bytes_of(size_t count, xc_dtype_t dtype, size_t *bytes) {
+  if (bytes_fast(count, dtype, bytes)) return Status::Ok();
+  return xc::checked_bytes(count, dtype, bytes);
+}
+
 Status check_root(int root, xc_comm_t comm) {
   if (root < 0 || root >= comm->size) return Error(XC_ERR_INVALID_ARGUMENT, "root %d is out of range [0, %d)", root, comm->size);
   return Status::Ok();
@@ -37,10 +53,11 @@ Status check_disjoint(const void *a, size_t abytes, const void *b, size_t bbytes
 
 // n * count elements of dtype, in bytes, without overflow.
 Status checked_total(size_t count, size_t n, xc_dtype_t dtype, size_t *bytes) {
-  size_t one = 0;
-  XC_TRY(xc::checked_bytes(count, dtype, &one));
-  if (n && one > SIZE_MAX / n) return Error(XC_ERR_INVALID_ARGUMENT, "count %zu times %zu ranks overflows", count, n);
-  *bytes = one * n;
+  size_t one = 0, all = 0;
+  XC_TRY(bytes_of(count, dtype, &one));
+  if (__builtin_mul_overflow(one, n, &all))
+    return Error(XC_ERR_INVALID_ARGUMENT, "count %zu times %zu ranks overflows", count, n);
+  *bytes = all;
   return Status::Ok();
 }
 
@@ -53,7 +70,7 @@ Status read_counts(const size_t *counts, const size_t *displs, int n, const char
   size_t end = 0, running = 0;
   for (int i = 0; i < n; ++i) {
     size_t bytes = 0;
-    Status st = xc::checked_bytes(counts[i], dtype, &bytes);
+    Status st = bytes_of(counts[i], dtype, &bytes);
     if (!st.ok()) return std::move(st.with_context(std::string(cname) + "[" + std::to_string(i) + "]"));  // the name only on failure
     size_t start = running;
     if (dname) {
@@ -65,7 +82,7 @@ Status read_counts(const size_t *counts, const size_t *displs, int n, const char
     running = start + counts[i];
   }
   size_t bytes = 0;
-  XC_TRY(xc::checked_bytes(end, dtype, &bytes));
+  XC_TRY(bytes_of(end, dtype, &bytes));
   if (dname) dout->assign(displs, displs + n);
   *extent = end;
   return Status::Ok();
@@ -75,6 +92,9 @@ size_t esize(xc_dtype_t dtype) { return xc::dtype_size(dtype); }
 
 // Start of every op: a usable comm and a known dtype (and op for reductions).
 Status check_common(xc_comm_t comm, xc_dtype_t dtype, const xc_op_t *op) {
+  // SUM..AVG take every dtype; bitwise ops and bad values go the long way.
+  bool op_fast = !op || (static_cast<int>(*op) >= XC_SUM && static_cast<int>(*op) <= XC_AVG);
+  if (usable_fast(comm) && xc::dtype_size(dtype) && op_fast) return Status::Ok();
   XC_TRY(xc::check_usable(comm));
   if (op) return xc::check_op(*op, dtype);
   return xc::check_dtype(dtype);
@@ -108,12 +128,12 @@ xc_result_t submit(const char *fn, Status st, xc_comm_t comm, CollDesc &&d, xc_r
 
 // ---- one validator per op; each fills d and returns the verdict ------------------
 
-Status v_barrier(xc_comm_t comm) { return xc::check_usable(comm); }
+Status v_barrier(xc_comm_t comm) { return usable_fast(comm) ? Status::Ok() : xc::check_usable(comm); }
 
 Status v_broadcast(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0;
   XC_TRY(check_common(comm, d.dtype, nullptr));
-  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
   XC_TRY(check_root(d.root, comm));
   return check_buffer(d.recvbuf, bytes, "buf");
 }
@@ -122,7 +142,7 @@ Status v_broadcast(xc_comm_t comm, CollDesc &d) {
 Status v_reduction(xc_comm_t comm, CollDesc &d, bool out_everywhere) {
   size_t bytes = 0;
   XC_TRY(check_common(comm, d.dtype, &d.op));
-  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
   bool root_side = !out_everywhere && comm->rank == d.root;
   if (!out_everywhere) XC_TRY(check_root(d.root, comm));
   if (d.in_place && !out_everywhere && !root_side)
@@ -133,7 +153,7 @@ Status v_reduction(xc_comm_t comm, CollDesc &d, bool out_everywhere) {
 Status v_allgather(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
   XC_TRY(check_common(comm, d.dtype, nullptr));
-  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   XC_TRY(check_buffer(d.recvbuf, total, "recvbuf"));
   if (d.in_place) return Status::Ok();
@@ -149,7 +169,7 @@ Status v_allgatherv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts, const
   if (d.in_place) d.count = mine;
   if (d.count != mine)
     return Error(XC_ERR_INVALID_ARGUMENT, "sendcount %zu differs from recvcounts[%d] = %zu", d.count, comm->rank, mine);
-  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
   XC_TRY(check_buffer(d.recvbuf, extent * esize(d.dtype), "recvbuf"));
   if (d.in_place) return Status::Ok();
   XC_TRY(check_buffer(d.sendbuf, bytes, "sendbuf"));
@@ -160,7 +180,7 @@ Status v_gather(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
   XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(check_root(d.root, comm));
-  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   bool root = comm->rank == d.root;
   if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a gather only");
@@ -184,7 +204,7 @@ Status v_gatherv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts, const si
       return Error(XC_ERR_INVALID_ARGUMENT, "sendcount %zu differs from recvcounts[%d] = %zu", d.count, comm->rank, mine);
     XC_TRY(check_buffer(d.recvbuf, extent * esize(d.dtype), "recvbuf"));
   }
-  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
   if (d.in_place) return Status::Ok();
   XC_TRY(check_buffer(d.sendbuf, bytes, "sendbuf"));
   return root ? check_disjoint(d.sendbuf, bytes, d.recvbuf, extent * esize(d.dtype)) : Status::Ok();
@@ -195,7 +215,7 @@ Status v_scatter(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
   XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(check_root(d.root, comm));
-  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   bool root = comm->rank == d.root;
   if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a scatter only");
@@ -219,7 +239,7 @@ Status v_scatterv(xc_comm_t comm, CollDesc &d, const size_t *sendcounts, const s
       return Error(XC_ERR_INVALID_ARGUMENT, "recvcount %zu differs from sendcounts[%d] = %zu", d.count, comm->rank, mine);
     XC_TRY(check_buffer(d.sendbuf, extent * esize(d.dtype), "sendbuf"));
   }
-  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
   if (d.in_place) return Status::Ok();
   XC_TRY(check_buffer(d.recvbuf, bytes, "recvbuf"));
   return root ? check_disjoint(d.sendbuf, extent * esize(d.dtype), d.recvbuf, bytes) : Status::Ok();
@@ -228,7 +248,7 @@ Status v_scatterv(xc_comm_t comm, CollDesc &d, const size_t *sendcounts, const s
 Status v_reduce_scatter(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
   XC_TRY(check_common(comm, d.dtype, &d.op));
-  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   if (d.in_place) return check_buffer(d.recvbuf, total, "recvbuf");
   return check_in_out(d, total, bytes, true);
@@ -239,7 +259,7 @@ Status v_reduce_scatterv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts) 
   XC_TRY(check_common(comm, d.dtype, &d.op));
   XC_TRY(read_counts(recvcounts, nullptr, comm->size, "recvcounts", nullptr, d.dtype, &d.recvcounts, nullptr, &extent));
   d.count = d.recvcounts[static_cast<size_t>(comm->rank)];
-  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
+  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
   size_t total = extent * esize(d.dtype);
   if (d.in_place) return check_buffer(d.recvbuf, total, "recvbuf");
   return check_in_out(d, total, bytes, true);

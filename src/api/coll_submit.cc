@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "algo/collective.h"
 #include "api/api_support.h"
@@ -17,7 +18,8 @@ xc_result_t run_inline(const char *fn, xc_comm_t comm, const CollDesc &desc) {
   algo::CollContext c = make_coll_context(comm);
   c.set_signature(coll_signature(desc));
   Status st = algo::run_collective(c, desc);
-  return finish_op(fn, coll_op_error(st, fn, comm, c.seq()));
+  if (st.ok()) return ok();  // no Status copy on the success path
+  return finish_op(fn, coll_op_error(std::move(st), fn, comm, c.seq()));
 }
 
 }  // namespace

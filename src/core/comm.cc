@@ -138,7 +138,16 @@ Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::v
 }  // namespace
 
 algo::CollContext make_coll_context(xc_comm_s *comm) {
-  int tag = static_cast<int>(comm->coll_seq.fetch_add(1) & 0x7fffffff);
+  // XC_THREAD_MULTIPLE lets two threads start collectives on one comm at
+  // once (xcomm.h), so the number is taken with a locked add; serialized, no
+  // second thread can be here and a plain increment does (a locked
+  // instruction would also wait for the previous op's stores to shared lines).
+  uint64_t seq = comm->coll_seq.load(std::memory_order_relaxed);
+  if (comm->fabric->engine().thread_safe())
+    seq = comm->coll_seq.fetch_add(1);
+  else
+    comm->coll_seq.store(seq + 1, std::memory_order_relaxed);
+  int tag = static_cast<int>(seq & 0x7fffffff);
   // The deadline clock starts at the op's first blocking wait (CollContext).
   algo::CollContext c(comm->fabric->engine(), &comm->members, comm->rank, comm->ctx + 1, tag,
                       comm->timeout_ms);  // borrows comm->members: comm outlives its ops
