@@ -5,12 +5,11 @@
 #include <vector>
 
 #include "algo/algorithms.h"
+#include "algo/shm_coll.h"
 #include "core/dtype.h"
 #include "core/env.h"
 #include "core/log.h"
 #include "cpu/reduce.h"
-
-#include "algo/shm_coll.h"
 
 namespace xc::algo {
 
