@@ -16,22 +16,6 @@ using xc::api::finish;
 
 namespace {
 
-// Success-path shortcuts: plain predicates that hold only when the matching
-// Status check passes, so a valid call builds no Status and divides nothing;
-// on a miss the check itself runs and says what is wrong.
-bool usable_fast(xc_comm_t comm) { return comm && comm->magic == kCommMagic && !comm->aborted.load(); }
-
-bool bytes_fast(size_t count, xc_dtype_t dtype, size_t *bytes) {
-  size_t es = xc::dtype_size(dtype);  // 0: unknown dtype
-  return es && !__builtin_mul_overflow(count, es, bytes);
-}
-
-// xc::checked_bytes, without its Status and division when all is well.
-Status bytes_of(size_t count, xc_dtype_t dtype, size_t *bytes) {
-  if (bytes_fast(count, dtype, bytes)) return Status::Ok();
-  return xc::checked_bytes(count, dtype, bytes);
-}
-
 Status check_root(int root, xc_comm_t comm) {
   if (root < 0 || root >= comm->size) return Error(XC_ERR_INVALID_ARGUMENT, "root %d is out of range [0, %d)", root, comm->size);
   return Status::Ok();
@@ -54,7 +38,7 @@ Status check_disjoint(const void *a, size_t abytes, const void *b, size_t bbytes
 // n * count elements of dtype, in bytes, without overflow.
 Status checked_total(size_t count, size_t n, xc_dtype_t dtype, size_t *bytes) {
   size_t one = 0, all = 0;
-  XC_TRY(bytes_of(count, dtype, &one));
+  XC_TRY(xc::checked_bytes(count, dtype, &one));
   if (__builtin_mul_overflow(one, n, &all))
     return Error(XC_ERR_INVALID_ARGUMENT, "count %zu times %zu ranks overflows", count, n);
   *bytes = all;
@@ -70,7 +54,7 @@ Status read_counts(const size_t *counts, const size_t *displs, int n, const char
   size_t end = 0, running = 0;
   for (int i = 0; i < n; ++i) {
     size_t bytes = 0;
-    Status st = bytes_of(counts[i], dtype, &bytes);
+    Status st = xc::checked_bytes(counts[i], dtype, &bytes);
     if (!st.ok()) return std::move(st.with_context(std::string(cname) + "[" + std::to_string(i) + "]"));  // the name only on failure
     size_t start = running;
     if (dname) {
@@ -82,7 +66,7 @@ Status read_counts(const size_t *counts, const size_t *displs, int n, const char
     running = start + counts[i];
   }
   size_t bytes = 0;
-  XC_TRY(bytes_of(end, dtype, &bytes));
+  XC_TRY(xc::checked_bytes(end, dtype, &bytes));
   if (dname) dout->assign(displs, displs + n);
   *extent = end;
   return Status::Ok();
@@ -90,11 +74,18 @@ Status read_counts(const size_t *counts, const size_t *displs, int n, const char
 
 size_t esize(xc_dtype_t dtype) { return xc::dtype_size(dtype); }
 
+// A v-op rank's own count, from the counts just read: in place it is taken
+// from there, else it must equal what the rank passed as mine.
+Status own_count(CollDesc &d, const std::vector<size_t> &counts, int rank, const char *mine, const char *array) {
+  size_t own = counts[static_cast<size_t>(rank)];
+  if (d.in_place) d.count = own;
+  if (d.count != own)
+    return Error(XC_ERR_INVALID_ARGUMENT, "%s %zu differs from %s[%d] = %zu", mine, d.count, array, rank, own);
+  return Status::Ok();
+}
+
 // Start of every op: a usable comm and a known dtype (and op for reductions).
 Status check_common(xc_comm_t comm, xc_dtype_t dtype, const xc_op_t *op) {
-  // SUM..AVG take every dtype; bitwise ops and bad values go the long way.
-  bool op_fast = !op || (static_cast<int>(*op) >= XC_SUM && static_cast<int>(*op) <= XC_AVG);
-  if (usable_fast(comm) && xc::dtype_size(dtype) && op_fast) return Status::Ok();
   XC_TRY(xc::check_usable(comm));
   if (op) return xc::check_op(*op, dtype);
   return xc::check_dtype(dtype);
@@ -128,12 +119,12 @@ xc_result_t submit(const char *fn, Status st, xc_comm_t comm, CollDesc &&d, xc_r
 
 // ---- one validator per op; each fills d and returns the verdict ------------------
 
-Status v_barrier(xc_comm_t comm) { return usable_fast(comm) ? Status::Ok() : xc::check_usable(comm); }
+Status v_barrier(xc_comm_t comm) { return xc::check_usable(comm); }
 
 Status v_broadcast(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0;
   XC_TRY(check_common(comm, d.dtype, nullptr));
-  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(check_root(d.root, comm));
   return check_buffer(d.recvbuf, bytes, "buf");
 }
@@ -142,7 +133,7 @@ Status v_broadcast(xc_comm_t comm, CollDesc &d) {
 Status v_reduction(xc_comm_t comm, CollDesc &d, bool out_everywhere) {
   size_t bytes = 0;
   XC_TRY(check_common(comm, d.dtype, &d.op));
-  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   bool root_side = !out_everywhere && comm->rank == d.root;
   if (!out_everywhere) XC_TRY(check_root(d.root, comm));
   if (d.in_place && !out_everywhere && !root_side)
@@ -153,7 +144,7 @@ Status v_reduction(xc_comm_t comm, CollDesc &d, bool out_everywhere) {
 Status v_allgather(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
   XC_TRY(check_common(comm, d.dtype, nullptr));
-  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   XC_TRY(check_buffer(d.recvbuf, total, "recvbuf"));
   if (d.in_place) return Status::Ok();
@@ -165,11 +156,8 @@ Status v_allgatherv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts, const
   size_t extent = 0, bytes = 0;
   XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(read_counts(recvcounts, displs, comm->size, "recvcounts", "displs", d.dtype, &d.recvcounts, &d.rdispls, &extent));
-  size_t mine = d.recvcounts[static_cast<size_t>(comm->rank)];
-  if (d.in_place) d.count = mine;
-  if (d.count != mine)
-    return Error(XC_ERR_INVALID_ARGUMENT, "sendcount %zu differs from recvcounts[%d] = %zu", d.count, comm->rank, mine);
-  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
+  XC_TRY(own_count(d, d.recvcounts, comm->rank, "sendcount", "recvcounts"));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(check_buffer(d.recvbuf, extent * esize(d.dtype), "recvbuf"));
   if (d.in_place) return Status::Ok();
   XC_TRY(check_buffer(d.sendbuf, bytes, "sendbuf"));
@@ -180,7 +168,7 @@ Status v_gather(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
   XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(check_root(d.root, comm));
-  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   bool root = comm->rank == d.root;
   if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a gather only");
@@ -198,13 +186,10 @@ Status v_gatherv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts, const si
   if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a gatherv only");
   if (root) {
     XC_TRY(read_counts(recvcounts, displs, comm->size, "recvcounts", "displs", d.dtype, &d.recvcounts, &d.rdispls, &extent));
-    size_t mine = d.recvcounts[static_cast<size_t>(comm->rank)];
-    if (d.in_place) d.count = mine;
-    if (d.count != mine)
-      return Error(XC_ERR_INVALID_ARGUMENT, "sendcount %zu differs from recvcounts[%d] = %zu", d.count, comm->rank, mine);
+    XC_TRY(own_count(d, d.recvcounts, comm->rank, "sendcount", "recvcounts"));
     XC_TRY(check_buffer(d.recvbuf, extent * esize(d.dtype), "recvbuf"));
   }
-  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   if (d.in_place) return Status::Ok();
   XC_TRY(check_buffer(d.sendbuf, bytes, "sendbuf"));
   return root ? check_disjoint(d.sendbuf, bytes, d.recvbuf, extent * esize(d.dtype)) : Status::Ok();
@@ -215,7 +200,7 @@ Status v_scatter(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
   XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(check_root(d.root, comm));
-  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   bool root = comm->rank == d.root;
   if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a scatter only");
@@ -233,13 +218,10 @@ Status v_scatterv(xc_comm_t comm, CollDesc &d, const size_t *sendcounts, const s
   if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a scatterv only");
   if (root) {
     XC_TRY(read_counts(sendcounts, displs, comm->size, "sendcounts", "displs", d.dtype, &d.sendcounts, &d.sdispls, &extent));
-    size_t mine = d.sendcounts[static_cast<size_t>(comm->rank)];
-    if (d.in_place) d.count = mine;
-    if (d.count != mine)
-      return Error(XC_ERR_INVALID_ARGUMENT, "recvcount %zu differs from sendcounts[%d] = %zu", d.count, comm->rank, mine);
+    XC_TRY(own_count(d, d.sendcounts, comm->rank, "recvcount", "sendcounts"));
     XC_TRY(check_buffer(d.sendbuf, extent * esize(d.dtype), "sendbuf"));
   }
-  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   if (d.in_place) return Status::Ok();
   XC_TRY(check_buffer(d.recvbuf, bytes, "recvbuf"));
   return root ? check_disjoint(d.sendbuf, extent * esize(d.dtype), d.recvbuf, bytes) : Status::Ok();
@@ -248,7 +230,7 @@ Status v_scatterv(xc_comm_t comm, CollDesc &d, const size_t *sendcounts, const s
 Status v_reduce_scatter(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
   XC_TRY(check_common(comm, d.dtype, &d.op));
-  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   if (d.in_place) return check_buffer(d.recvbuf, total, "recvbuf");
   return check_in_out(d, total, bytes, true);
@@ -259,7 +241,7 @@ Status v_reduce_scatterv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts) 
   XC_TRY(check_common(comm, d.dtype, &d.op));
   XC_TRY(read_counts(recvcounts, nullptr, comm->size, "recvcounts", nullptr, d.dtype, &d.recvcounts, nullptr, &extent));
   d.count = d.recvcounts[static_cast<size_t>(comm->rank)];
-  XC_TRY(bytes_of(d.count, d.dtype, &bytes));
+  XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   size_t total = extent * esize(d.dtype);
   if (d.in_place) return check_buffer(d.recvbuf, total, "recvbuf");
   return check_in_out(d, total, bytes, true);

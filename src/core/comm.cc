@@ -162,7 +162,7 @@ Status check_comm(const xc_comm_s *comm) {
   return Status::Ok();
 }
 
-Status check_usable(const xc_comm_s *comm) {
+Status usable_error(const xc_comm_s *comm) {
   XC_TRY(check_comm(comm));
   if (comm->aborted.load()) return Error(XC_ERR_ABORTED, "the communicator was aborted");
   return Status::Ok();

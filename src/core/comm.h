@@ -52,8 +52,12 @@ namespace xc {
 // Validate a handle from the user (NULL, freed, garbage-but-readable).
 Status check_comm(const xc_comm_s *comm);
 
-// XC_ERR_ABORTED after xc_comm_abort.
-Status check_usable(const xc_comm_s *comm);
+// XC_ERR_ABORTED after xc_comm_abort. Inline on success: every op calls it.
+Status usable_error(const xc_comm_s *comm);
+inline Status check_usable(const xc_comm_s *comm) {
+  if (comm && comm->magic == kCommMagic && !comm->aborted.load()) return Status::Ok();
+  return usable_error(comm);
+}
 
 // The config the user passed (NULL = defaults), copied and validated:
 // min(size, ours) bytes, a non-zero unknown tail rejected.

@@ -29,12 +29,11 @@ bool dtype_is_integer(xc_dtype_t dtype) { return dtype_valid(dtype) && kDtypes[d
 bool op_valid(xc_op_t op) { return static_cast<int>(op) >= 0 && static_cast<size_t>(op) < sizeof kOps / sizeof kOps[0]; }
 const char *op_name(xc_op_t op) { return op_valid(op) ? kOps[op] : "invalid"; }
 
-Status check_dtype(xc_dtype_t dtype) {
-  if (!dtype_valid(dtype)) return Error(XC_ERR_INVALID_ARGUMENT, "unknown dtype %d", static_cast<int>(dtype));
-  return Status::Ok();
+Status dtype_error(xc_dtype_t dtype) {
+  return Error(XC_ERR_INVALID_ARGUMENT, "unknown dtype %d", static_cast<int>(dtype));
 }
 
-Status check_op(xc_op_t op, xc_dtype_t dtype) {
+Status check_op_slow(xc_op_t op, xc_dtype_t dtype) {
   XC_TRY(check_dtype(dtype));
   if (!op_valid(op)) return Error(XC_ERR_INVALID_ARGUMENT, "unknown reduction op %d", static_cast<int>(op));
   if ((op == XC_BAND || op == XC_BOR || op == XC_BXOR) && !dtype_is_integer(dtype))
@@ -42,13 +41,9 @@ Status check_op(xc_op_t op, xc_dtype_t dtype) {
   return Status::Ok();
 }
 
-Status checked_bytes(size_t count, xc_dtype_t dtype, size_t *bytes) {
+Status bytes_error(size_t count, xc_dtype_t dtype) {
   XC_TRY(check_dtype(dtype));
-  size_t size = dtype_size(dtype);
-  if (count > SIZE_MAX / size)
-    return Error(XC_ERR_INVALID_ARGUMENT, "count %zu of %s overflows the address space", count, dtype_name(dtype));
-  *bytes = count * size;
-  return Status::Ok();
+  return Error(XC_ERR_INVALID_ARGUMENT, "count %zu of %s overflows the address space", count, dtype_name(dtype));
 }
 
 }  // namespace xc
