@@ -2,7 +2,6 @@
 // and what one-shot stages per op (for the selector).
 #include "algo/shm_coll.h"
 
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -52,10 +51,8 @@ void layout(ShmState &st) {
 // Can this process read rank r's memory with process_vm_readv (ptrace rules)?
 bool probe_cma(ShmState &st, int r) {
   uint64_t got = 0;
-  struct iovec local = {&got, sizeof got};
-  struct iovec far = {reinterpret_cast<void *>(st.ctrl[r].probe_addr), sizeof got};
-  ssize_t n = process_vm_readv(static_cast<pid_t>(st.ctrl[r].pid), &local, 1, &far, 1, 0);
-  return n == static_cast<ssize_t>(sizeof got) && got == kProbeMagic;
+  int err = shm::cma_copy(static_cast<pid_t>(st.ctrl[r].pid), &got, st.ctrl[r].probe_addr, sizeof got, false);
+  return err == 0 && got == kProbeMagic;
 }
 
 }  // namespace

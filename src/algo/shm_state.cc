@@ -4,7 +4,6 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
-#include <sys/uio.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -141,38 +140,12 @@ Status ShmState::wait_done(CollContext &c, int r, uint64_t s) {
   return wait(c, "a peer to finish reading", [&] { return f.load(std::memory_order_acquire) >= s; });
 }
 
-Status ShmState::cma_read(CollContext &c, int r, uint64_t remote, void *dst, size_t len) {
-  while (len > 0) {
-    struct iovec local = {dst, len};
-    struct iovec far = {reinterpret_cast<void *>(remote), len};
-    ssize_t got = process_vm_readv(pids[static_cast<size_t>(r)], &local, 1, &far, 1, 0);
-    if (got <= 0) {
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0 && errno == ESRCH) return Error(XC_ERR_PEER_FAILED, "rank %d is gone (op #%d)", r, c.seq());
-      return SystemError(errno, "single-copy read of %zu bytes from rank %d (op #%d) failed", len, r, c.seq());
-    }
-    dst = static_cast<char *>(dst) + got;
-    remote += static_cast<uint64_t>(got);
-    len -= static_cast<size_t>(got);
-  }
-  return Status::Ok();
-}
-
-Status ShmState::cma_write(CollContext &c, int r, uint64_t remote, const void *src, size_t len) {
-  while (len > 0) {
-    struct iovec local = {const_cast<void *>(src), len};
-    struct iovec far = {reinterpret_cast<void *>(remote), len};
-    ssize_t put = process_vm_writev(pids[static_cast<size_t>(r)], &local, 1, &far, 1, 0);
-    if (put <= 0) {
-      if (put < 0 && errno == EINTR) continue;
-      if (put < 0 && errno == ESRCH) return Error(XC_ERR_PEER_FAILED, "rank %d is gone (op #%d)", r, c.seq());
-      return SystemError(errno, "single-copy write of %zu bytes to rank %d (op #%d) failed", len, r, c.seq());
-    }
-    src = static_cast<const char *>(src) + put;
-    remote += static_cast<uint64_t>(put);
-    len -= static_cast<size_t>(put);
-  }
-  return Status::Ok();
+Status ShmState::cma(CollContext &c, int r, uint64_t remote, void *local, size_t len, bool to_remote) {
+  int err = shm::cma_copy(pids[static_cast<size_t>(r)], local, remote, len, to_remote);
+  if (err == 0) return Status::Ok();
+  if (err == ESRCH) return Error(XC_ERR_PEER_FAILED, "rank %d is gone (op #%d)", r, c.seq());
+  return SystemError(err == shm::kCmaNoProgress ? EFAULT : err, "single-copy %s of %zu bytes %s rank %d (op #%d) failed",
+                     to_remote ? "write" : "read", len, to_remote ? "to" : "from", r, c.seq());
 }
 
 void shm_sleep(shm::Doorbell *bell, int max_ms) {

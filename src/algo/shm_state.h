@@ -22,6 +22,7 @@
 
 #include "algo/coll_context.h"
 #include "core/coll_desc.h"
+#include "transport/shm/cma.h"
 #include "transport/shm/doorbell.h"
 #include "transport/shm/segment.h"
 
@@ -226,8 +227,13 @@ struct ShmState {
   Status wait_done(CollContext &c, int r, uint64_t s);
 
   // process_vm_readv/writev of peer r's memory; errors name the peer.
-  Status cma_read(CollContext &c, int r, uint64_t remote, void *dst, size_t len);
-  Status cma_write(CollContext &c, int r, uint64_t remote, const void *src, size_t len);
+  Status cma_read(CollContext &c, int r, uint64_t remote, void *dst, size_t len) {
+    return cma(c, r, remote, dst, len, false);
+  }
+  Status cma_write(CollContext &c, int r, uint64_t remote, const void *src, size_t len) {
+    return cma(c, r, remote, const_cast<void *>(src), len, true);
+  }
+  Status cma(CollContext &c, int r, uint64_t remote, void *local, size_t len, bool to_remote);
 
   Status slow_wait_check(CollContext &c, const char *what);
 

@@ -3,13 +3,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <new>
 
 #include "core/log.h"
+#include "transport/shm/cma.h"
 
 namespace xc::shm {
 
@@ -171,21 +171,13 @@ bool ShmTransport::peer_departed(int peer) {
 void ShmTransport::announce_departure() { own_departed_->store(1, std::memory_order_release); }
 
 Status ShmTransport::read_remote(int peer, uint64_t remote, void *dst, size_t len) {
-  Peer &p = peers_[static_cast<size_t>(local_index_[static_cast<size_t>(peer)])];
-  size_t done = 0;
-  while (done < len) {
-    struct iovec local = {static_cast<char *>(dst) + done, len - done};
-    struct iovec far = {reinterpret_cast<void *>(remote + done), len - done};
-    ssize_t got = process_vm_readv(p.pid, &local, 1, &far, 1, 0);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      if (errno == ESRCH) return Error(XC_ERR_PEER_FAILED, "the sender's process is gone");
-      return SystemError(errno, "single-copy read (process_vm_readv) failed; set XC_SHM_LARGE=copy");
-    }
-    if (got == 0) return Error(XC_ERR_PEER_FAILED, "single-copy read returned nothing: the sender's memory is gone");
-    done += static_cast<size_t>(got);
-  }
-  return Status::Ok();
+  const Peer &p = peers_[static_cast<size_t>(local_index_[static_cast<size_t>(peer)])];
+  int err = cma_copy(p.pid, dst, remote, len, false);
+  if (err == 0) return Status::Ok();
+  if (err == ESRCH) return Error(XC_ERR_PEER_FAILED, "the sender's process is gone");
+  if (err == kCmaNoProgress)
+    return Error(XC_ERR_PEER_FAILED, "single-copy read returned nothing: the sender's memory is gone");
+  return SystemError(err, "single-copy read (process_vm_readv) failed; set XC_SHM_LARGE=copy");
 }
 
 }  // namespace xc::shm
