@@ -423,6 +423,14 @@ fn point_to_point(world: &Comm, c: &mut Check) -> xcomm::Result<()> {
         );
     }
 
+    // An empty u8 slice: its dangling pointer is 1, XC_IN_PLACE's value; the
+    // binding must still send it as an empty message.
+    {
+        let mut inbox: Vec<u8> = Vec::new();
+        let st = world.sendrecv(&Vec::<u8>::new(), right, 12, &mut inbox, left, 12)?;
+        c.eq("sendrecv empty u8 status", (st.source, st.tag, st.bytes), (left, 12, 0));
+    }
+
     // Non-blocking: a message to and from every rank (self included), all
     // receives posted first, then every send; wait_all for all of them.
     let n = 3000usize;

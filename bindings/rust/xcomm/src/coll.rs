@@ -9,10 +9,11 @@
 //! Arguments that matter only at the root (the receive side of a gather, the
 //! send side of a scatter) are `Option`s: `None` elsewhere (ignored there).
 
-use std::ffi::c_void;
 use std::ptr;
 
 use xcomm_sys as sys;
+
+use crate::buf::{cptr, mptr};
 
 use crate::comm::Comm;
 use crate::dtype::{Dtype, Op};
@@ -41,14 +42,6 @@ macro_rules! issue {
 
 fn bad(msg: String) -> Error {
     Error::invalid_argument(msg)
-}
-
-fn cptr<T>(s: &[T]) -> *const c_void {
-    s.as_ptr() as *const c_void
-}
-
-fn mptr<T>(s: &mut [T]) -> *mut c_void {
-    s.as_mut_ptr() as *mut c_void
 }
 
 /// Displacements (packed when `displs` is `None`) and the extent they reach,

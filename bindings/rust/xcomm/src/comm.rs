@@ -1,10 +1,11 @@
-use std::ffi::c_void;
 use std::fmt;
 use std::mem::{size_of, ManuallyDrop};
 use std::ptr;
 use std::sync::{Mutex, MutexGuard};
 
 use xcomm_sys as sys;
+
+use crate::buf::{cptr, mptr};
 
 use crate::config::Config;
 use crate::dtype::{Dtype, Op};
@@ -421,7 +422,7 @@ impl Comm {
     pub fn send<T: Dtype>(&self, buf: &[T], dest: i32, tag: i32) -> Result<()> {
         self.call(|| unsafe {
             sys::xc_send(
-                buf.as_ptr() as *const c_void,
+                cptr(buf),
                 buf.len(),
                 T::DTYPE,
                 dest,
@@ -443,7 +444,7 @@ impl Comm {
         let mut st = sys::xc_status_t::default();
         self.call(|| unsafe {
             sys::xc_recv(
-                buf.as_mut_ptr() as *mut c_void,
+                mptr(buf),
                 buf.len(),
                 T::DTYPE,
                 source.into().raw(),
@@ -470,11 +471,11 @@ impl Comm {
         let mut st = sys::xc_status_t::default();
         self.call(|| unsafe {
             sys::xc_sendrecv(
-                sendbuf.as_ptr() as *const c_void,
+                cptr(sendbuf),
                 sendbuf.len(),
                 dest,
                 sendtag,
-                recvbuf.as_mut_ptr() as *mut c_void,
+                mptr(recvbuf),
                 recvbuf.len(),
                 source.into().raw(),
                 recvtag.into().raw(),
@@ -498,7 +499,7 @@ impl Comm {
     pub fn broadcast<T: Dtype>(&self, buf: &mut [T], root: i32) -> Result<()> {
         self.call(|| unsafe {
             sys::xc_broadcast(
-                buf.as_mut_ptr() as *mut c_void,
+                mptr(buf),
                 buf.len(),
                 T::DTYPE,
                 root,
@@ -519,8 +520,8 @@ impl Comm {
         }
         self.call(|| unsafe {
             sys::xc_allreduce(
-                sendbuf.as_ptr() as *const c_void,
-                recvbuf.as_mut_ptr() as *mut c_void,
+                cptr(sendbuf),
+                mptr(recvbuf),
                 recvbuf.len(),
                 T::DTYPE,
                 op.raw(),
@@ -534,7 +535,7 @@ impl Comm {
         self.call(|| unsafe {
             sys::xc_allreduce(
                 sys::XC_IN_PLACE,
-                buf.as_mut_ptr() as *mut c_void,
+                mptr(buf),
                 buf.len(),
                 T::DTYPE,
                 op.raw(),
@@ -557,8 +558,8 @@ impl Comm {
         }
         self.call(|| unsafe {
             sys::xc_allgather(
-                sendbuf.as_ptr() as *const c_void,
-                recvbuf.as_mut_ptr() as *mut c_void,
+                cptr(sendbuf),
+                mptr(recvbuf),
                 sendbuf.len(),
                 T::DTYPE,
                 self.raw,
@@ -580,7 +581,7 @@ impl Comm {
         self.call(|| unsafe {
             sys::xc_allgather(
                 sys::XC_IN_PLACE,
-                buf.as_mut_ptr() as *mut c_void,
+                mptr(buf),
                 block,
                 T::DTYPE,
                 self.raw,

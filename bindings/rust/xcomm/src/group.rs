@@ -10,11 +10,12 @@
 //! (`XC_ERR_INVALID_USAGE`): they could not keep their buffers alive.
 
 use std::cell::Cell;
-use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ptr;
 
 use xcomm_sys as sys;
+
+use crate::buf::{cptr, mptr};
 
 use crate::comm::{locked, Comm, Source, Tag};
 use crate::dtype::Dtype;
@@ -113,7 +114,7 @@ impl<'g> Group<'g, '_> {
     pub fn send<T: Dtype>(&'g self, comm: &'g Comm, buf: &'g [T], dest: i32, tag: i32) -> Result<()> {
         let raw = comm.as_raw();
         check(locked(comm.serialized(), || unsafe {
-            sys::xc_send(buf.as_ptr() as *const c_void, buf.len(), T::DTYPE, dest, tag, raw)
+            sys::xc_send(cptr(buf), buf.len(), T::DTYPE, dest, tag, raw)
         }))
     }
 
@@ -123,7 +124,7 @@ impl<'g> Group<'g, '_> {
                           tag: impl Into<Tag>) -> Result<()> {
         let (raw, source, tag) = (comm.as_raw(), source.into().raw(), tag.into().raw());
         check(locked(comm.serialized(), || unsafe {
-            sys::xc_recv(buf.as_mut_ptr() as *mut c_void, buf.len(), T::DTYPE, source, tag, raw, ptr::null_mut())
+            sys::xc_recv(mptr(buf), buf.len(), T::DTYPE, source, tag, raw, ptr::null_mut())
         }))
     }
 }

@@ -55,6 +55,7 @@
 
 pub use xcomm_sys as sys;
 
+mod buf;
 mod coll;
 mod comm;
 mod config;

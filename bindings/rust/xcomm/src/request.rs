@@ -10,12 +10,13 @@
 //! unfinished `Request` waits for it.
 
 use std::cell::Cell;
-use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ptr;
 use std::sync::Mutex;
 
 use xcomm_sys as sys;
+
+use crate::buf::{cptr, mptr};
 
 use crate::comm::{locked, Comm, Source, Status, Tag};
 use crate::dtype::Dtype;
@@ -279,7 +280,7 @@ impl Comm {
         let raw = self.as_raw();
         Request::start(scope, self.serialized(), |out| unsafe {
             sys::xc_isend(
-                buf.as_ptr() as *const c_void,
+                cptr(buf),
                 buf.len(),
                 T::DTYPE,
                 dest,
@@ -303,7 +304,7 @@ impl Comm {
         let (source, tag) = (source.into().raw(), tag.into().raw());
         Request::start(scope, self.serialized(), |out| unsafe {
             sys::xc_irecv(
-                buf.as_mut_ptr() as *mut c_void,
+                mptr(buf),
                 buf.len(),
                 T::DTYPE,
                 source,
