@@ -68,12 +68,17 @@ constexpr uint32_t kSigNonZero = 1u << 31;
 
 }  // namespace
 
+bool placement_agrees(CollKind kind) {
+  return kind == CollKind::kAllreduce || kind == CollKind::kAllgather || kind == CollKind::kAllgatherv;
+}
+
 uint32_t coll_signature(const CollDesc &d) {
   bool counted = d.kind != CollKind::kBarrier && !per_rank_counts(d.kind);
   uint32_t sig = static_cast<uint32_t>(d.kind) & 0xf;
   sig |= (static_cast<uint32_t>(d.dtype) & 0xf) << 4;
   sig |= (coll_kind_reduces(d.kind) ? static_cast<uint32_t>(d.op) & 0x7 : 0) << 8;
   sig |= (rooted(d.kind) ? static_cast<uint32_t>(d.root) & 0x1ff : 0) << 11;
+  sig |= (placement_agrees(d.kind) && d.in_place ? 1u : 0u) << 11;
   sig |= (counted ? static_cast<uint32_t>(d.count & 0xfff) : 0) << 20;
   return sig ? sig : kSigNonZero;
 }
@@ -85,6 +90,7 @@ std::string describe_signature(uint32_t sig) {
   s += std::string(" ") + dtype_name(static_cast<xc_dtype_t>((sig >> 4) & 0xf));
   if (coll_kind_reduces(kind)) s += std::string(" ") + op_name(static_cast<xc_op_t>((sig >> 8) & 0x7));
   if (rooted(kind)) s += " root%512=" + std::to_string((sig >> 11) & 0x1ff);
+  if (placement_agrees(kind)) s += (sig >> 11) & 1 ? " in place" : " out of place";
   if (!per_rank_counts(kind)) s += " count%4096=" + std::to_string((sig >> 20) & 0xfff);
   return s;
 }

@@ -62,8 +62,13 @@ struct CollDesc {
 // What every rank of one collective must agree on, packed in 32 bits so it
 // can ride along with the op's messages and shared-memory flags: kind (4
 // bits), dtype (4), op (3), root mod 512 (9), count mod 4096 (12; 0 for the
-// v-ops, whose counts differ by rank). Never 0, so 0 means "none".
+// v-ops, whose counts differ by rank). Never 0, so 0 means "none". Ops with
+// no root whose placement every rank must share (placement_agrees) carry
+// XC_IN_PLACE in the root's lowest bit instead: their algorithm depends on it.
 uint32_t coll_signature(const CollDesc &d);
+// allreduce, allgather, allgatherv: XC_IN_PLACE at every rank or at none, as
+// MPI asks (the selector weighs it, so a mix would be different algorithms).
+bool placement_agrees(CollKind kind);
 // "allreduce float32 sum count%4096=100" — for mismatch messages.
 std::string describe_signature(uint32_t sig);
 

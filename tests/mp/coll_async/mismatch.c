@@ -1,4 +1,5 @@
-/* Ranks that disagree about a collective (op, dtype, reduction, count, root)
+/* Ranks that disagree about a collective (op, dtype, reduction, count, root,
+   XC_IN_PLACE where every rank must share it)
    at the same step fail with XC_ERR_INVALID_USAGE instead of mixing data or
    waiting for the timeout. Run with a short XC_TIMEOUT, so a mismatch that
    goes unnoticed shows up quickly as XC_ERR_TIMEOUT. Each case runs on its
@@ -8,9 +9,15 @@
 
 #include "async_util.h"
 
-enum Case { kDtype, kCount, kReduction, kKind, kKindBig, kKindNonblocking, kRoot, kCases };
-static const char *case_name[] = {"dtype", "count", "reduction", "allreduce vs allgather",
-                                  "allreduce vs allgather (large)", "non-blocking allreduce vs broadcast", "root"};
+enum Case { kDtype, kCount, kReduction, kPlacement, kKind, kKindBig, kKindNonblocking, kRoot, kCases };
+static const char *case_name[] = {"dtype",
+                                  "count",
+                                  "reduction",
+                                  "allreduce in place on some ranks only",
+                                  "allreduce vs allgather",
+                                  "allreduce vs allgather (large)",
+                                  "non-blocking allreduce vs broadcast",
+                                  "root"};
 
 static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
   int odd = a_rank == a_size - 1; /* the rank that disagrees */
@@ -19,6 +26,7 @@ static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
     case kDtype: return xc_allreduce(XC_IN_PLACE, buf, n, odd ? XC_FLOAT32 : XC_INT32, XC_SUM, comm);
     case kCount: return xc_allreduce(XC_IN_PLACE, buf, odd ? n + 1 : n, XC_INT32, XC_SUM, comm);
     case kReduction: return xc_allreduce(XC_IN_PLACE, buf, n, XC_INT32, odd ? XC_MAX : XC_SUM, comm);
+    case kPlacement: return xc_allreduce(odd ? buf : XC_IN_PLACE, odd ? out : buf, n, XC_INT32, XC_SUM, comm);
     case kKind:
       return odd ? xc_allgather(buf, out, n, XC_INT32, comm) : xc_allreduce(XC_IN_PLACE, buf, n, XC_INT32, XC_SUM, comm);
     case kKindBig: /* rendezvous messages */
