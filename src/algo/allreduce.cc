@@ -87,7 +87,7 @@ Status allreduce(CollContext &c, void *buf, size_t count, xc_dtype_t dtype, xc_o
     return Status::Ok();
   }
   size_t bytes = count * dtype_size(dtype);
-  if (choose(CollKind::kAllreduce, bytes, c.size(), Locality{}) == Algo::kRing && count >= static_cast<size_t>(c.size()))
+  if (choose(CollKind::kAllreduce, bytes, c.size(), Locality{}, false) == Algo::kRing && count >= static_cast<size_t>(c.size()))
     XC_TRY(allreduce_ring(c, buf, count, dtype, op));
   else
     XC_TRY(allreduce_recursive_doubling(c, buf, count, dtype, op));

@@ -207,6 +207,7 @@ Status run_shm(CollContext &c, const CollDesc &d, Algo a) {
     case Algo::kShmOneShot: return shm_oneshot(c, d);
     case Algo::kShmSingleCopy: return shm_single_copy(c, d);
     case Algo::kShmTwoShot: return shm_twoshot(c, d);
+    case Algo::kShmStaged: return shm_staged(c, d);
     default: break;
   }
   return unknown_combination(d, a);
@@ -264,10 +265,10 @@ Status run_collective(CollContext &c, const CollDesc &d) {
   const char *reason = "XC_ALGO";
   bool usable = !forced || n == 1 || algo_usable(d.kind, algo, loc);
   if (!forced || n == 1) {
-    algo = choose(d.kind, bytes, n, loc, &reason);
+    algo = choose(d.kind, bytes, n, loc, d.in_place, &reason);
   } else if (!usable) {
     Algo wanted = algo;
-    algo = choose(d.kind, bytes, n, loc, &reason);
+    algo = choose(d.kind, bytes, n, loc, d.in_place, &reason);
     XC_INFO("%s: XC_ALGO asks for %s, which these ranks cannot use (%s); using %s", coll_kind_name(d.kind),
             algo_name(wanted), loc.all_local ? "no single-copy path" : "not all on one host", algo_name(algo));
   }

@@ -16,7 +16,7 @@ namespace {
 const Algo kAllAlgos[kAlgoCount] = {
     Algo::kLocal,     Algo::kDissemination, Algo::kBinomial,   Algo::kScatterAllgather, Algo::kReduceScatterGather,
     Algo::kRecursiveDoubling, Algo::kRing,  Algo::kBruck,      Algo::kLinear,           Algo::kPairwise,
-    Algo::kShmOneShot, Algo::kShmSingleCopy, Algo::kShmTwoShot,
+    Algo::kShmOneShot, Algo::kShmSingleCopy, Algo::kShmTwoShot, Algo::kShmStaged,
 };
 
 // Kinds whose sizes not every rank knows (only the root, or each rank its own).
@@ -27,6 +27,22 @@ bool sizes_rank_local(CollKind kind) {
 bool reduces_to_blocks(CollKind kind) {
   return kind == CollKind::kAllreduce || kind == CollKind::kReduce || kind == CollKind::kReduceScatter ||
          kind == CollKind::kReduceScatterv;
+}
+
+// More ranks than this host has cores (the ranks of an all-local op).
+bool oversubscribed(int nranks) {
+  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 && nranks > cores;
+}
+
+// Whether a large op goes through a staging pipeline (two-shot, staged)
+// rather than single copy: bytes as selection_bytes counts them.
+bool pipeline_beats_single_copy(CollKind kind, size_t bytes, int nranks, bool in_place) {
+  if (kind == CollKind::kAllreduce) return !in_place && bytes >= kShmTwoShotMinBytes;
+  if (kind != CollKind::kAllgather && kind != CollKind::kAllgatherv) return false;
+  size_t all = bytes * static_cast<size_t>(nranks);
+  if (oversubscribed(nranks)) return all >= kShmStagedOversubscribedMinBytes;
+  return all >= (in_place ? kShmStagedInPlaceMinBytes : kShmStagedMinBytes);
 }
 
 size_t sum(const std::vector<size_t> &v) {
@@ -115,8 +131,7 @@ std::string all_algo_names() {
 // faster (ranks on cores of their own; every rank sees the same core count).
 size_t shm_oneshot_limit(CollKind kind, int nranks, Locality loc) {
   size_t most = kShmOneShotMaxBytes;
-  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  if (!loc.single_copy || cores <= 0 || nranks > cores) return most;
+  if (!loc.single_copy || oversubscribed(nranks)) return most;
   if (reduces_to_blocks(kind) || kind == CollKind::kScan || kind == CollKind::kExscan)
     return std::min(most, kShmOneShotReduceMaxBytes);
   // allgather(v)/gather(v): bytes is one block and a rank copies n of them.
@@ -148,12 +163,14 @@ const char *algo_name(Algo algo) {
     case Algo::kShmOneShot: return "shm_oneshot";
     case Algo::kShmSingleCopy: return "shm_single_copy";
     case Algo::kShmTwoShot: return "shm_twoshot";
+    case Algo::kShmStaged: return "shm_staged";
   }
   return "?";
 }
 
 bool is_shm_algo(Algo algo) {
-  return algo == Algo::kShmOneShot || algo == Algo::kShmSingleCopy || algo == Algo::kShmTwoShot;
+  return algo == Algo::kShmOneShot || algo == Algo::kShmSingleCopy || algo == Algo::kShmTwoShot ||
+         algo == Algo::kShmStaged;
 }
 
 bool algo_applies(CollKind kind, Algo algo) {
@@ -162,6 +179,7 @@ bool algo_applies(CollKind kind, Algo algo) {
     case Algo::kShmOneShot: return true;
     case Algo::kShmSingleCopy: return true;
     case Algo::kShmTwoShot: return reduces_to_blocks(kind);
+    case Algo::kShmStaged: return kind == CollKind::kAllgather || kind == CollKind::kAllgatherv;
     case Algo::kDissemination: return kind == CollKind::kBarrier;
     case Algo::kBinomial:
       return kind == CollKind::kBroadcast || kind == CollKind::kReduce || kind == CollKind::kGather ||
@@ -218,7 +236,7 @@ size_t selection_bytes(const CollDesc &d, int nranks) {
   return 0;
 }
 
-Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, const char **reason) {
+Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, bool in_place, const char **reason) {
   const char *why = "";
   Algo a;
   if (kind == CollKind::kBarrier) bytes = 0;
@@ -231,6 +249,9 @@ Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, const char **
   } else if (loc.all_local && loc.single_copy && sizes_rank_local(kind)) {
     why = "one host: each rank stages its part if small, else peers read it in place";
     a = Algo::kShmOneShot;
+  } else if (loc.all_local && pipeline_beats_single_copy(kind, bytes, nranks, in_place && placement_agrees(kind))) {
+    why = "one host, large: staged pipeline, outputs streamed";
+    a = kind == CollKind::kAllreduce ? Algo::kShmTwoShot : Algo::kShmStaged;
   } else if (loc.all_local && loc.single_copy) {
     why = "one host, peers' buffers readable";
     a = Algo::kShmSingleCopy;

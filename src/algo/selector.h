@@ -26,8 +26,9 @@ enum class Algo {
   kShmOneShot,           // shared memory, one host (algo/shm_coll.h)
   kShmSingleCopy,
   kShmTwoShot,
+  kShmStaged,
 };
-constexpr int kAlgoCount = 13;
+constexpr int kAlgoCount = 14;
 
 const char *algo_name(Algo algo);
 bool is_shm_algo(Algo algo);
@@ -50,8 +51,9 @@ struct Locality {
 // rules (under one-shot each rank stages or publishes its own part).
 size_t selection_bytes(const CollDesc &d, int nranks);
 
-// The default policy. reason (optional) gets a short why ("< 64 KiB").
-Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, const char **reason = nullptr);
+// The default policy. in_place weighs only for the ops where every rank
+// shares it (placement_agrees). reason (optional) gets a short why ("< 64 KiB").
+Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, bool in_place, const char **reason = nullptr);
 
 // Whether these ranks can run algo for kind (a forced choice they cannot is
 // replaced by choose()'s). gatherv/scatterv/alltoallv one-shot needs single
@@ -83,5 +85,14 @@ constexpr size_t kAlltoallBruckMaxBytes = 256;              // per peer; at or b
 // staging limit, since single copy's extra barrier costs context switches.
 constexpr size_t kShmOneShotReduceMaxBytes = 16 << 10;  // reductions: the vector
 constexpr size_t kShmOneShotMoveMaxBytes = 8 << 10;     // data movement: what the widest rank copies
+// Large ops beyond cache, where streaming the outputs from a staging pipeline
+// beats single copy's kernel copies (measured on 2 cores, docs/design.md):
+// out-of-place allreduce (the vector) goes two-shot, allgather(v) (all n
+// blocks) staged, in place from the larger size; with more ranks than
+// cores allgather(v) goes staged from the smallest.
+constexpr size_t kShmTwoShotMinBytes = 16 << 20;
+constexpr size_t kShmStagedMinBytes = 16 << 20;
+constexpr size_t kShmStagedInPlaceMinBytes = 32 << 20;
+constexpr size_t kShmStagedOversubscribedMinBytes = 1 << 20;
 
 }  // namespace xc::algo

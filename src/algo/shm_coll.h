@@ -1,12 +1,13 @@
 // Native collectives for communicators whose members all live on this host:
 // one shared segment per communicator (control blocks + staging slots), with
-// three algorithms over it. The selector (algo/collective.cc) picks one:
+// four algorithms over it. The selector (algo/collective.cc) picks one:
 //   one-shot     every op, small: each rank stages its input in its slot,
 //                readers take what they need straight from peers' slots;
 //   single-copy  every op, any size: peers' user buffers are read with
 //                process_vm_readv (CMA) when the kernel allows it;
 //   two-shot     allreduce/reduce/reduce_scatter(v), large, no CMA needed:
-//                pipelined chunks staged through the segment.
+//                pipelined chunks staged through the segment;
+//   staged       allgather(v), large: the same pipeline for data movement.
 // Every rank leaves each op only when no peer can still read its buffers, so
 // callers may reuse them at once. Every wait honours c.deadline() and notices
 // dead peers. docs/design.md, "Shared-memory collectives", has the protocol.
@@ -61,5 +62,7 @@ Status shm_oneshot_v(CollContext &c, const CollDesc &d);
 Status shm_single_copy(CollContext &c, const CollDesc &d);
 // Allreduce, reduce, reduce_scatter(v): staged and pipelined, no CMA needed.
 Status shm_twoshot(CollContext &c, const CollDesc &d);
+// Allgather(v): blocks staged and pipelined, outputs streamed; no CMA needed.
+Status shm_staged(CollContext &c, const CollDesc &d);
 
 }  // namespace xc::algo

@@ -135,6 +135,16 @@ Status ShmState::finish(CollContext &c, uint64_t s) {
   return Status::Ok();
 }
 
+Status ShmState::wait_steps(CollContext &c, std::atomic<uint64_t> ShmCtrl::*counter, uint64_t value,
+                            const char *what) {
+  for (int j = 0; j < nranks; ++j) {
+    if (j == rank) continue;
+    std::atomic<uint64_t> &f = ctrl[j].*counter;
+    XC_TRY(wait(c, what, [&] { return f.load(std::memory_order_acquire) >= value; }));
+  }
+  return Status::Ok();
+}
+
 Status ShmState::wait_done(CollContext &c, int r, uint64_t s) {
   std::atomic<uint64_t> &f = ctrl[r].done;
   return wait(c, "a peer to finish reading", [&] { return f.load(std::memory_order_acquire) >= s; });

@@ -105,9 +105,9 @@ struct alignas(64) ShmCtrl {
   uint64_t probe_addr;  // address of a known word, for the CMA probe
   alignas(64) std::atomic<uint64_t> phase{0};  // last op whose first phase this rank finished
   std::atomic<uint64_t> done{0};               // last op this rank is done with (its buffers are free)
-  std::atomic<uint64_t> step_in{0};            // two-shot: last pipeline step staged (+1)
+  std::atomic<uint64_t> step_in{0};            // two-shot, staged: last pipeline step staged (+1)
   std::atomic<uint64_t> step_red{0};           // two-shot: last step whose own piece is reduced (+1)
-  std::atomic<uint64_t> step_out{0};           // two-shot: last step copied out (+1)
+  std::atomic<uint64_t> step_out{0};           // two-shot, staged: last step copied out (+1)
 };
 
 // How many ops ahead arrive_inline() takes ownership of this rank's arrival
@@ -138,7 +138,7 @@ struct ShmState {
   ShmCtrl *ctrl = nullptr;
   char *small = nullptr;    // [n][kShmSmallSlotDepth][kShmSmallSlotBytes]
   char *oneshot = nullptr;  // [n][2][kShmOneShotMaxBytes]
-  char *twoshot = nullptr;  // [n][2][kShmTwoShotSlotBytes]
+  char *twoshot = nullptr;  // [n][2][kShmTwoShotSlotBytes], two-shot's and staged's
   bool cma_ok = false;
   bool oversubscribed = false;
   // Every rank registered for membarrier: publishers ring without a fence and
@@ -148,7 +148,7 @@ struct ShmState {
   int spin = 2000;
   bool prefetchw = shm_cpu_has_prefetchw();
   uint64_t op = 0;     // number of the current (last started) shm op
-  uint64_t steps = 0;  // two-shot pipeline steps run so far
+  uint64_t steps = 0;  // pipeline steps (two-shot, staged) run so far
   // A lower bound of each peer's last arrival, so enter() reads a peer's
   // (often just written, so cache-missing) arrival line rarely, not per op.
   std::vector<uint64_t> peer_arrived;
@@ -225,6 +225,14 @@ struct ShmState {
     notify();
   }
   Status wait_done(CollContext &c, int r, uint64_t s);
+
+  // Pipelined algorithms (two-shot, staged): publish that this rank reached
+  // value on one of its step counters; wait until every peer's is >= value.
+  void publish_step(std::atomic<uint64_t> ShmCtrl::*counter, uint64_t value) {
+    (ctrl[rank].*counter).store(value, std::memory_order_release);
+    notify();
+  }
+  Status wait_steps(CollContext &c, std::atomic<uint64_t> ShmCtrl::*counter, uint64_t value, const char *what);
 
   // process_vm_readv/writev of peer r's memory; errors name the peer.
   Status cma_read(CollContext &c, int r, uint64_t remote, void *dst, size_t len) {

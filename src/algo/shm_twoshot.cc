@@ -1,9 +1,11 @@
 // Two-shot: reductions staged through the segment in pipeline steps, no
-// CMA needed. In step k every rank copies piece j of chunk k of each block j
-// into its staging buffer (k's parity), rank j reduces piece j across all
-// ranks in rank order into its own buffer, and the owners' results are
-// copied out. A buffer is refilled only when every peer has finished the
-// step two back, which last read it.
+// CMA needed. In step k every rank copies piece j of chunk k of each block
+// j != its own into its staging buffer (k's parity), rank j reduces piece j
+// across all ranks in rank order (its own input read in place) into its
+// buffer and its output, and the owners' results are copied out. Large
+// out-of-place outputs are written with streaming stores. A buffer is
+// refilled only when every peer has finished the step two back, which last
+// read it.
 #include <algorithm>
 #include <cstring>
 
@@ -11,27 +13,9 @@
 #include "algo/shm_reduce.h"
 #include "algo/shm_state.h"
 #include "core/dtype.h"
+#include "cpu/copy.h"
 
 namespace xc::algo {
-
-namespace {
-
-Status wait_steps(ShmState &st, CollContext &c, std::atomic<uint64_t> ShmCtrl::*flag, uint64_t at_least,
-                  const char *what) {
-  for (int j = 0; j < st.nranks; ++j) {
-    if (j == st.rank) continue;
-    std::atomic<uint64_t> &f = st.ctrl[j].*flag;
-    XC_TRY(st.wait(c, what, [&] { return f.load(std::memory_order_acquire) >= at_least; }));
-  }
-  return Status::Ok();
-}
-
-void publish(ShmState &st, std::atomic<uint64_t> ShmCtrl::*flag, uint64_t value) {
-  (st.ctrl[st.rank].*flag).store(value, std::memory_order_release);
-  st.notify();
-}
-
-}  // namespace
 
 Status shm_twoshot(CollContext &c, const CollDesc &d) {
   bool scatter = d.kind == CollKind::kReduceScatter || d.kind == CollKind::kReduceScatterv;
@@ -61,6 +45,9 @@ Status shm_twoshot(CollContext &c, const CollDesc &d) {
   if (piece == 0) return Error(XC_ERR_UNSUPPORTED, "shm two-shot: %d ranks do not fit its staging", n);
   size_t longest = *std::max_element(blen.begin(), blen.end());
   uint64_t steps = (longest + piece - 1) / piece;
+  // Outputs stream when large and out of place; in place their lines are in
+  // cache already (read when staged), where streaming stores are slow.
+  size_t stream_total = d.in_place ? 0 : first * es;
 
   uint64_t s;
   XC_TRY(st.enter(c, kShmArrivalDepth, &s));  // staging is guarded by the step counters
@@ -82,30 +69,36 @@ Status shm_twoshot(CollContext &c, const CollDesc &d) {
   }
   for (uint64_t k = 0; k < steps; ++k) {
     uint64_t g = st.steps + k;
-    if (g >= 2) XC_TRY(wait_steps(st, c, &ShmCtrl::step_out, g - 1, "a peer to free a staging buffer"));
+    if (g >= 2) XC_TRY(st.wait_steps(c, &ShmCtrl::step_out, g - 1, "a peer to free a staging buffer"));
     char *mine = st.stage(r, g);
     for (int j = 0; j < n; ++j) {
+      if (j == r) continue;  // our own piece is read where it is
       size_t len = piece_len(j, k);
       if (len) memcpy(mine + static_cast<size_t>(j) * piece * es, in + (boff[static_cast<size_t>(j)] + k * piece) * es, len * es);
     }
-    publish(st, &ShmCtrl::step_in, g + 1);
-    XC_TRY(wait_steps(st, c, &ShmCtrl::step_in, g + 1, "a peer to stage its input"));
+    st.publish_step(&ShmCtrl::step_in, g + 1);
+    XC_TRY(st.wait_steps(c, &ShmCtrl::step_in, g + 1, "a peer to stage its input"));
     size_t my_len = piece_len(r, k);
-    for (int j = 0; j < n; ++j) srcs[j] = st.stage(j, g);
     size_t at = static_cast<size_t>(r) * piece * es;
+    const char *own = in + (boff[static_cast<size_t>(r)] + k * piece) * es;
+    for (int j = 0; j < n; ++j) srcs[j] = j == r ? own : st.stage(j, g) + at;
+    // The owner's result goes to its stage for the peers and to its output.
     char *target = scatter ? out + k * piece * es : mine + at;
-    if (my_len) shm_reduce_ptrs(st, target, my_len, d.dtype, d.op, n, avg_n, srcs, at);
-    publish(st, &ShmCtrl::step_red, g + 1);
+    if (my_len) {
+      shm_reduce_ptrs(st, target, my_len, d.dtype, d.op, n, avg_n, srcs, 0);
+      if (copy_out) cpu::copy_part(out + (own - in), target, my_len * es, stream_total);
+    }
+    st.publish_step(&ShmCtrl::step_red, g + 1);
     if (copy_out) {
-      XC_TRY(wait_steps(st, c, &ShmCtrl::step_red, g + 1, "a peer's reduced piece"));
+      XC_TRY(st.wait_steps(c, &ShmCtrl::step_red, g + 1, "a peer's reduced piece"));
       for (int j = 0; j < n; ++j) {
         size_t len = piece_len(j, k);
-        if (len)
-          memcpy(out + (boff[static_cast<size_t>(j)] + k * piece) * es,
-                 st.stage(j, g) + static_cast<size_t>(j) * piece * es, len * es);
+        if (len && j != r)
+          cpu::copy_part(out + (boff[static_cast<size_t>(j)] + k * piece) * es,
+                         st.stage(j, g) + static_cast<size_t>(j) * piece * es, len * es, stream_total);
       }
     }
-    publish(st, &ShmCtrl::step_out, g + 1);
+    st.publish_step(&ShmCtrl::step_out, g + 1);
   }
   st.steps += steps;
   return Status::Ok();

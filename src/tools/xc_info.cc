@@ -31,7 +31,7 @@ const char *pick(xc::CollKind kind, size_t bytes, int ranks, bool one_host) {
   // Ranks agree at run time whether single copy works; assume it does unless
   // it is switched off (the kernel forbidding it is the rare case).
   loc.single_copy = one_host && xc::env_get("XC_SHM_COLL_CMA") != "0";
-  return xc::algo::algo_name(xc::algo::choose(kind, bytes, ranks, loc));
+  return xc::algo::algo_name(xc::algo::choose(kind, bytes, ranks, loc, false));
 }
 
 xc::CollKind kind_at(int k) { return static_cast<xc::CollKind>(k); }

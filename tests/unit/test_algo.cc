@@ -962,20 +962,28 @@ void selector_policy(void **) {
   using xc::algo::choose;
   using xc::algo::Locality;
   Locality remote, local{true, false}, local_cma{true, true};
-  assert_true(choose(CollKind::kAllreduce, 100, 1, remote) == Algo::kLocal);
-  assert_true(choose(CollKind::kAllreduce, 1024, 4, remote) == Algo::kRecursiveDoubling);
-  assert_true(choose(CollKind::kAllreduce, 1 << 20, 4, remote) == Algo::kRing);
-  assert_true(choose(CollKind::kAlltoall, 4 * 8, 4, remote) == Algo::kBruck);
-  assert_true(choose(CollKind::kAlltoall, 4 << 20, 4, remote) == Algo::kPairwise);
-  assert_true(choose(CollKind::kBarrier, 1 << 30, 4, local) == Algo::kShmOneShot);
-  assert_true(choose(CollKind::kAllreduce, 1024, 4, local) == Algo::kShmOneShot);
-  assert_true(choose(CollKind::kAllreduce, 64 << 20, 4, local) == Algo::kShmTwoShot);
-  assert_true(choose(CollKind::kAllreduce, 64 << 20, 4, local_cma) == Algo::kShmSingleCopy);
-  assert_true(choose(CollKind::kAllgather, 64 << 20, 4, local) == Algo::kRing);
+  assert_true(choose(CollKind::kAllreduce, 100, 1, remote, false) == Algo::kLocal);
+  assert_true(choose(CollKind::kAllreduce, 1024, 4, remote, false) == Algo::kRecursiveDoubling);
+  assert_true(choose(CollKind::kAllreduce, 1 << 20, 4, remote, false) == Algo::kRing);
+  assert_true(choose(CollKind::kAlltoall, 4 * 8, 4, remote, false) == Algo::kBruck);
+  assert_true(choose(CollKind::kAlltoall, 4 << 20, 4, remote, false) == Algo::kPairwise);
+  assert_true(choose(CollKind::kBarrier, 1 << 30, 4, local, false) == Algo::kShmOneShot);
+  assert_true(choose(CollKind::kAllreduce, 1024, 4, local, false) == Algo::kShmOneShot);
+  assert_true(choose(CollKind::kAllreduce, 64 << 20, 4, local, false) == Algo::kShmTwoShot);
+  // Large and beyond cache: out of place through a staging pipeline, in
+  // place (allreduce) by single copy; allgather's bytes are one block.
+  assert_true(choose(CollKind::kAllreduce, 64 << 20, 4, local_cma, false) == Algo::kShmTwoShot);
+  assert_true(choose(CollKind::kAllreduce, 64 << 20, 4, local_cma, true) == Algo::kShmSingleCopy);
+  assert_true(choose(CollKind::kAllreduce, 1 << 20, 2, local_cma, false) == Algo::kShmSingleCopy);
+  assert_true(choose(CollKind::kAllgather, 64 << 20, 4, local, false) == Algo::kShmStaged);
+  assert_true(choose(CollKind::kAllgatherv, 16 << 20, 2, local_cma, false) == Algo::kShmStaged);
+  assert_true(choose(CollKind::kAllgather, 256 << 10, 2, local_cma, true) == Algo::kShmSingleCopy);
+  // in_place weighs only where every rank shares it.
+  assert_true(choose(CollKind::kReduceScatter, 64 << 20, 4, local_cma, true) == Algo::kShmSingleCopy);
   // Sizes only some ranks know: one-shot, each rank staging its own part or
   // publishing it for single copy, so only where single copy works.
-  assert_true(choose(CollKind::kGatherv, 0, 4, local) == Algo::kLinear);
-  assert_true(choose(CollKind::kAlltoallv, 0, 4, local_cma) == Algo::kShmOneShot);
+  assert_true(choose(CollKind::kGatherv, 0, 4, local, false) == Algo::kLinear);
+  assert_true(choose(CollKind::kAlltoallv, 0, 4, local_cma, false) == Algo::kShmOneShot);
   assert_false(xc::algo::algo_usable(CollKind::kScatterv, Algo::kShmOneShot, local));
   assert_true(xc::algo::algo_usable(CollKind::kScatterv, Algo::kShmOneShot, local_cma));
   assert_true(xc::algo::algo_usable(CollKind::kScatter, Algo::kShmOneShot, local));
@@ -984,7 +992,9 @@ void selector_policy(void **) {
     for (size_t bytes : {size_t(0), size_t(100), size_t(1) << 16, size_t(1) << 26})
       for (int n : {1, 2, 3, 8})
         for (Locality l : {remote, local, local_cma})
-          assert_true(xc::algo::algo_applies(static_cast<CollKind>(k), choose(static_cast<CollKind>(k), bytes, n, l)));
+          for (bool in_place : {false, true})
+            assert_true(xc::algo::algo_applies(static_cast<CollKind>(k),
+                                               choose(static_cast<CollKind>(k), bytes, n, l, in_place)));
 }
 
 void xc_algo_parsing(void **) {

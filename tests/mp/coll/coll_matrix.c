@@ -3,11 +3,13 @@
    place x several roots x the counts below, each result checked on every rank
    against the reference computed locally (coll_check.h).
 
-     coll_matrix [--quick] [--max-bytes B] [OP[,OP...]]...
+     coll_matrix [--quick] [--max-bytes B] [--count C]... [OP[,OP...]]...
 
    --quick: fewer counts and roots and no threshold counts (oversubscribed runs).
    --max-bytes: leave out counts whose n blocks exceed B bytes (an algorithm
    forced with XC_ALGO that has a size limit, e.g. shm_oneshot's staging).
+   --count: one more count for every case (a pipelined algorithm forced with
+   XC_ALGO, at a size that takes it through several steps).
    Exit status: 0 all passed, 1 a result differed (each difference printed with
    op/dtype/redop/placement/root/count/rank/element), 77 (skipped) when every
    requested op answers "not built yet". XC_TEST_SEED replays another seed;
@@ -42,6 +44,7 @@ typedef struct {
   xc_comm_t comm;
   int rank, nranks, quick;
   size_t max_bytes; /* 0: no limit */
+  size_t extra[4], nextra; /* --count */
   uint64_t seed, salt;
   size_t cases;
 } matrix_t;
@@ -87,8 +90,9 @@ static size_t add_count(size_t *list, size_t n, size_t v) {
 
 /* One op over the whole matrix; kNotBuilt at its first call if it is not built. */
 static int run_op(matrix_t *m, const ct_op *op) {
-  const size_t *counts = m->quick ? kQuickCounts : kCounts;
-  size_t ncounts = m->quick ? sizeof kQuickCounts / sizeof kQuickCounts[0] : sizeof kCounts / sizeof kCounts[0];
+  const size_t *table = m->quick ? kQuickCounts : kCounts;
+  size_t ntable = m->quick ? sizeof kQuickCounts / sizeof kQuickCounts[0] : sizeof kCounts / sizeof kCounts[0];
+  size_t counts[sizeof kCounts / sizeof kCounts[0] + sizeof kQuickCounts / sizeof kQuickCounts[0] + 4], ncounts = 0;
   int roots[3], nroots = 0, i, place, ri;
   size_t di, oi, ci;
   if (op->flags & CT_NO_DATA) {
@@ -97,6 +101,8 @@ static int run_op(matrix_t *m, const ct_op *op) {
       if (run_case(m, op, &none, CT_COPY, 0, -1, 0) == kNotBuilt) return kNotBuilt;
     return kRan;
   }
+  for (ci = 0; ci < ntable; ++ci) ncounts = add_count(counts, ncounts, table[ci]);
+  for (ci = 0; ci < m->nextra; ++ci) ncounts = add_count(counts, ncounts, m->extra[ci]);
   roots[nroots++] = (op->flags & CT_ROOTED) ? 0 : -1;
   if ((op->flags & CT_ROOTED) && m->nranks > 1) roots[nroots++] = m->nranks - 1;
   if ((op->flags & CT_ROOTED) && !m->quick && m->nranks > 2) roots[nroots++] = m->nranks / 2;
@@ -167,6 +173,7 @@ int main(int argc, char **argv) {
   for (i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--quick") == 0) m.quick = 1;
     else if (strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc) m.max_bytes = strtoull(argv[++i], NULL, 0);
+    else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc && m.nextra < 4) m.extra[m.nextra++] = strtoull(argv[++i], NULL, 0);
     else select_ops(argv[i], selected), any = 1;
   }
   if (!any)
