@@ -46,10 +46,11 @@ constexpr size_t kShmInlineBytes = 48;
 // slowest peer (plus one). Ops that use one-shot's slots stay at two.
 constexpr uint64_t kShmArrivalDepth = 64;
 // One-shot ops up to kShmSmallSlotBytes per rank use a ring of small slots
-// (a root may run kShmSmallSlotDepth - 1 ops ahead); larger ones a pair of
-// kShmOneShotMaxBytes slots (one op ahead).
+// (a root may run kShmSmallSlotDepth - 1 ops ahead: as far as inline ops,
+// since with more ranks than cores each wrap costs a context switch); larger
+// ones a pair of kShmOneShotMaxBytes slots (one op ahead).
 constexpr size_t kShmSmallSlotBytes = 4 << 10;
-constexpr uint64_t kShmSmallSlotDepth = 16;
+constexpr uint64_t kShmSmallSlotDepth = 64;
 constexpr uint64_t kShmSlotDepth = 2;
 
 // gatherv, scatterv, alltoallv under one-shot: where one rank's contribution
