@@ -17,7 +17,7 @@ namespace {
 
 bool is_half(xc_dtype_t d) { return d == XC_FLOAT16 || d == XC_BFLOAT16; }
 
-size_t sum(const std::vector<size_t> &v) {
+size_t sum(const CountArray &v) {
   size_t s = 0;
   for (size_t x : v) s += x;
   return s;
@@ -25,7 +25,7 @@ size_t sum(const std::vector<size_t> &v) {
 
 // Element counts/displacements → bytes, into per-thread arrays (no allocation
 // once they have grown).
-const size_t *to_bytes(const std::vector<size_t> &v, size_t es, int which) {
+const size_t *to_bytes(const CountArray &v, size_t es, int which) {
   thread_local std::vector<size_t> out[4];
   std::vector<size_t> &o = out[which];
   o.resize(v.size());

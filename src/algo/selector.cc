@@ -45,7 +45,7 @@ bool pipeline_beats_single_copy(CollKind kind, size_t bytes, int nranks, bool in
   return all >= (in_place ? kShmStagedInPlaceMinBytes : kShmStagedMinBytes);
 }
 
-size_t sum(const std::vector<size_t> &v) {
+size_t sum(const CountArray &v) {
   size_t s = 0;
   for (size_t x : v) s += x;
   return s;

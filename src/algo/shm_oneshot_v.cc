@@ -76,7 +76,7 @@ struct OneShotV {
   }
   // Stage one block per destination (blocks[j] bytes at in + displs[j] * es,
   // none to ourselves) behind their table.
-  void stage_blocks(char *to, const char *in, const std::vector<size_t> &counts, const std::vector<size_t> &displs) {
+  void stage_blocks(char *to, const char *in, const CountArray &counts, const CountArray &displs) {
     size_t pos = table_bytes();
     for (int j = 0; j < n; ++j) {
       size_t len = j == r || swapped(j) ? 0 : counts[static_cast<size_t>(j)] * es;
@@ -86,7 +86,7 @@ struct OneShotV {
       pos += len;
     }
   }
-  size_t blocks_bytes(const std::vector<size_t> &counts) const {
+  size_t blocks_bytes(const CountArray &counts) const {
     size_t sum = 0;
     for (int j = 0; j < n; ++j)
       if (j != r && !swapped(j)) sum += counts[static_cast<size_t>(j)];

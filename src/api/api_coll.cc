@@ -48,9 +48,9 @@ Status checked_total(size_t count, size_t n, xc_dtype_t dtype, size_t *bytes) {
 // A per-rank count array (and optional displacements): present, and every
 // block inside a buffer whose extent (in elements) is returned.
 Status read_counts(const size_t *counts, const size_t *displs, int n, const char *cname, const char *dname,
-                   xc_dtype_t dtype, std::vector<size_t> *cout, std::vector<size_t> *dout, size_t *extent) {
+                   xc_dtype_t dtype, xc::CountArray *cout, xc::CountArray *dout, size_t *extent) {
   if (!counts) return Error(XC_ERR_INVALID_ARGUMENT, "%s is NULL", cname);
-  cout->assign(counts, counts + n);
+  cout->view(counts, static_cast<size_t>(n));
   size_t end = 0, running = 0;
   for (int i = 0; i < n; ++i) {
     size_t bytes = 0;
@@ -67,7 +67,7 @@ Status read_counts(const size_t *counts, const size_t *displs, int n, const char
   }
   size_t bytes = 0;
   XC_TRY(xc::checked_bytes(end, dtype, &bytes));
-  if (dname) dout->assign(displs, displs + n);
+  if (dname) dout->view(displs, static_cast<size_t>(n));
   *extent = end;
   return Status::Ok();
 }
@@ -76,7 +76,7 @@ size_t esize(xc_dtype_t dtype) { return xc::dtype_size(dtype); }
 
 // A v-op rank's own count, from the counts just read: in place it is taken
 // from there, else it must equal what the rank passed as mine.
-Status own_count(CollDesc &d, const std::vector<size_t> &counts, int rank, const char *mine, const char *array) {
+Status own_count(CollDesc &d, const xc::CountArray &counts, int rank, const char *mine, const char *array) {
   size_t own = counts[static_cast<size_t>(rank)];
   if (d.in_place) d.count = own;
   if (d.count != own)

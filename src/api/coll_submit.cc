@@ -27,6 +27,8 @@ xc_result_t run_inline(const char *fn, xc_comm_t comm, const CollDesc &desc) {
 xc_result_t coll_submit(const char *fn, xc_comm_t comm, CollDesc &&desc, xc_request_t *req) {
   bool grouped = in_group();
   if (!req && !grouped && coll_queue_idle(comm)) return run_inline(fn, comm, desc);
+  // The caller may reuse its count arrays once a non-blocking or grouped call returns.
+  if (req || grouped) desc.own_arrays();
   // Context and signature now, on this thread: ops match in the order this rank started them.
   auto task = std::make_shared<CollTask>(fn, comm, std::move(desc));
   if (comm->fabric->engine().thread_safe())

@@ -1,7 +1,8 @@
 // One collective call, described: what the API layer validated and hands
 // down, what the selector decides on and what an algorithm executes. Counts
-// are elements of dtype; v-op arrays are copied here, so the user's arrays
-// need only live for the duration of the call.
+// are elements of dtype. The v-op arrays view the caller's while a blocking
+// call runs; an op that outlives its call copies them (own_arrays), so the
+// user's arrays need only live for the duration of the call.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +39,71 @@ const char *coll_kind_name(CollKind kind);
 // True for the ops that take a reduction op.
 bool coll_kind_reduces(CollKind kind);
 
+// A per-rank count or displacement array: a view of the caller's array, or
+// (after own(), or when filled here) its own copy. Copies of a view view the
+// same array; copies of an owner own a copy.
+class CountArray {
+ public:
+  CountArray() = default;
+  CountArray(const std::vector<size_t> &v) : own_(v), p_(own_.data()), n_(own_.size()) {}  // NOLINT: like a vector
+  CountArray(const CountArray &o) { *this = o; }
+  CountArray(CountArray &&o) noexcept = default;  // a moved vector keeps its buffer, so p_ stays valid
+  CountArray &operator=(const CountArray &o) {
+    if (this == &o) return *this;
+    if (o.owns()) {
+      own_ = o.own_;
+      p_ = own_.data();
+    } else {
+      own_.clear();
+      p_ = o.p_;
+    }
+    n_ = o.n_;
+    return *this;
+  }
+  CountArray &operator=(CountArray &&o) noexcept = default;
+
+  void view(const size_t *p, size_t n) {
+    own_.clear();
+    p_ = p;
+    n_ = n;
+  }
+  // Copy what is viewed (nothing to do when already owned).
+  void own() {
+    if (owns() || n_ == 0) return;
+    own_.assign(p_, p_ + n_);
+    p_ = own_.data();
+  }
+  bool owns() const { return !own_.empty() && p_ == own_.data(); }
+
+  // Filling one here (tests, internal ops): always owned.
+  void assign(size_t n, size_t v) {
+    own_.assign(n, v);
+    sync();
+  }
+  void push_back(size_t v) {
+    own();
+    own_.push_back(v);
+    sync();
+  }
+  void clear() { view(nullptr, 0); }
+
+  size_t operator[](size_t i) const { return p_[i]; }
+  const size_t *data() const { return p_; }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const size_t *begin() const { return p_; }
+  const size_t *end() const { return p_ + n_; }
+
+ private:
+  void sync() {
+    p_ = own_.data();
+    n_ = own_.size();
+  }
+  std::vector<size_t> own_;
+  const size_t *p_ = nullptr;
+  size_t n_ = 0;
+};
+
 struct CollDesc {
   CollKind kind = CollKind::kBarrier;
   // sendbuf is never XC_IN_PLACE here: in_place says so and sendbuf is then
@@ -53,10 +119,18 @@ struct CollDesc {
   // v-ops, one entry per rank (empty where the op or this rank has none):
   // gatherv/allgatherv: recvcounts + rdispls; scatterv: sendcounts + sdispls;
   // reduce_scatterv: recvcounts; alltoallv: all four.
-  std::vector<size_t> sendcounts, sdispls, recvcounts, rdispls;
+  CountArray sendcounts, sdispls, recvcounts, rdispls;
   xc_dtype_t dtype = XC_UINT8;
   xc_op_t op = XC_SUM;
   int root = 0;
+
+  // Before the op outlives its call (non-blocking, grouped): copy the arrays.
+  void own_arrays() {
+    sendcounts.own();
+    sdispls.own();
+    recvcounts.own();
+    rdispls.own();
+  }
 };
 
 // What every rank of one collective must agree on, packed in 32 bits so it

@@ -2,7 +2,7 @@
    communicators, then waited for in different orders (reverse, waitall, an
    xc_test loop, a rank-dependent order); blocking collectives issued behind
    pending ones on the same communicator; a communicator freed with an op in
-   flight. Every result is checked against a locally computed reference. */
+   flight; v-op count arrays clobbered as soon as the start call returns. Every result is checked against a locally computed reference. */
 #include <stdlib.h>
 
 #include "async_util.h"
@@ -146,6 +146,45 @@ static void more_kinds(xc_comm_t comm, int t) {
   free(exs);
 }
 
+/* The count arrays of a non-blocking v-op need only live for the start
+   call: they are clobbered and freed right after it, while the op waits in
+   the queue behind a pending allreduce. Rank r sends r + i + 1 elements to
+   rank i (alltoallv) and gathers r + 1 from rank r (allgatherv). */
+static void v_arrays_during_call(xc_comm_t comm, int t) {
+  size_t n = (size_t)a_size, k = 50000, send_all = 0, recv_all = 0, gat_all = 0;
+  size_t *sc = malloc(n * sizeof(size_t)), *sd = malloc(n * sizeof(size_t));
+  size_t *rc = malloc(n * sizeof(size_t)), *rd = malloc(n * sizeof(size_t));
+  size_t *gc = malloc(n * sizeof(size_t)), *gd = malloc(n * sizeof(size_t));
+  for (size_t i = 0; i < n; ++i) {
+    sc[i] = (size_t)a_rank + i + 1, sd[i] = send_all, send_all += sc[i];
+    rc[i] = i + (size_t)a_rank + 1, rd[i] = recv_all, recv_all += rc[i];
+    gc[i] = i + 1, gd[i] = gat_all, gat_all += gc[i];
+  }
+  int32_t *in = malloc(send_all * sizeof(int32_t)), *out = calloc(recv_all, sizeof(int32_t));
+  int32_t *mine = malloc(((size_t)a_rank + 1) * sizeof(int32_t)), *gat = calloc(gat_all, sizeof(int32_t));
+  double *big = malloc(k * sizeof(double));
+  for (size_t i = 0; i < send_all; ++i) in[i] = aval(t, a_rank, i);
+  for (size_t i = 0; i <= (size_t)a_rank; ++i) mine[i] = aval(t + 1, a_rank, i);
+  for (size_t i = 0; i < k; ++i) big[i] = aval(t + 2, a_rank, i);
+  xc_request_t req[3];
+  MP_CHECK(xc_iallreduce(XC_IN_PLACE, big, k, XC_FLOAT64, XC_MAX, comm, &req[0]));
+  MP_CHECK(xc_ialltoallv(in, sc, sd, out, rc, rd, XC_INT32, comm, &req[1]));
+  MP_CHECK(xc_iallgatherv(mine, (size_t)a_rank + 1, gat, gc, gd, XC_INT32, comm, &req[2]));
+  for (size_t i = 0; i < n; ++i) sc[i] = sd[i] = rc[i] = rd[i] = gc[i] = gd[i] = (size_t)-1;
+  free(sc), free(sd), free(rc), free(rd), free(gc), free(gd);
+  MP_CHECK(xc_waitall(3, req, NULL));
+  for (size_t from = 0, at = 0; from < n; ++from) {
+    size_t their_first = 0; /* where rank `from` keeps our block: after blocks 0..a_rank-1 */
+    for (size_t i = 0; i < (size_t)a_rank; ++i) their_first += from + i + 1;
+    for (size_t i = 0; i < from + (size_t)a_rank + 1; ++i, ++at)
+      MP_ASSERT(out[at] == aval(t, (int)from, their_first + i), "step %d: ialltoallv from %zu [%zu]", t, from, i);
+  }
+  for (size_t r = 0, at = 0; r < n; ++r)
+    for (size_t i = 0; i <= r; ++i, ++at)
+      MP_ASSERT(gat[at] == aval(t + 1, (int)r, i), "step %d: iallgatherv block %zu [%zu]", t, r, i);
+  free(in), free(out), free(mine), free(gat), free(big);
+}
+
 int main(int argc, char **argv) {
   xc_comm_t world, dup;
   a_init(argc, argv, &world);
@@ -168,6 +207,7 @@ int main(int argc, char **argv) {
   }
 
   for (int t = 10; t < 12; ++t) more_kinds(t % 2 ? dup : world, t);
+  for (int t = 13; t < 15; ++t) v_arrays_during_call(t % 2 ? dup : world, t);
 
   /* Blocking after non-blocking on the same communicator: queued behind, in order. */
   for (int t = 20; t < 23; ++t) {
