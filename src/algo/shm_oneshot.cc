@@ -33,6 +33,7 @@ struct OneShot {
   char *my_slot() const { return slot(r); }
   void stage(const void *src, size_t bytes) {
     if (bytes) memcpy(my_slot(), src, bytes);
+    if (small && !inl) st.prefetch_small_slot(s, bytes);
   }
   void arrive() {
     if (inl)

@@ -66,6 +66,7 @@ struct OneShotV {
     a.v.where = where;
     a.v.bytes = static_cast<uint32_t>(staged(where) ? bytes : 0);
     st.arrive_inline(c, s);
+    if (where == kShmVSmall) st.prefetch_small_slot(s, bytes);
   }
   void publish_buffer(const void *src, const size_t *displs, size_t bytes) {
     ShmArrival &a = mine();

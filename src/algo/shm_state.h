@@ -114,6 +114,8 @@ struct alignas(64) ShmCtrl {
 // How many ops ahead arrive_inline() takes ownership of this rank's arrival
 // line (far enough that the transfer is done when the op writes it).
 constexpr uint64_t kShmPrefetchAhead = 2;
+// ... and at most this much of a small slot.
+constexpr size_t kShmPrefetchSlotBytes = 1024;
 
 // Whether this CPU has prefetchw (x86: CPUID PRFCHW; older ones may fault on it).
 bool shm_cpu_has_prefetchw();
@@ -205,6 +207,13 @@ struct ShmState {
     shm_prefetch_for_write(&ctrl[rank].arrival[(s + kShmPrefetchAhead) % kShmArrivalDepth], prefetchw);
   }
   char *inline_data(int r, uint64_t s) const { return ctrl[r].arrival[s % kShmArrivalDepth].data; }
+  // After staging bytes in our small slot of op s: own the first lines of
+  // op s + 2's slot (peers read them 62 ops ago), as arrive_inline does for
+  // the arrival line; a loop of like ops then stages into lines it holds.
+  void prefetch_small_slot(uint64_t s, size_t bytes) {
+    const char *next = small_slot(rank, s + kShmPrefetchAhead);
+    for (size_t off = 0; off < bytes && off < kShmPrefetchSlotBytes; off += 64) shm_prefetch_for_write(next + off, prefetchw);
+  }
   const ShmArrival &arrival(int r, uint64_t s) const { return ctrl[r].arrival[s % kShmArrivalDepth]; }
   // Wait until rank r arrived at s and check that it runs the same op.
   // Inline when r already arrived at the same op (the slow path waits and
