@@ -19,9 +19,16 @@
 
 namespace xc::algo {
 
-// One-shot-v swaps a pair's blocks from this size on (below, staging or one
-// published copy costs less than the swap's per-round hand-shake).
-constexpr size_t kShmSwapMinBytes = kShmCmaChunkBytes;
+// One-shot-v swaps a pair's blocks from this size on; below, staging or one
+// published copy costs less than the swap's hand-shake per chunk (4 ranks on
+// 2 cores, 1 MiB blocks: 1480 -> 1066 us; 128 KiB before, docs/design.md).
+constexpr size_t kShmSwapMinBytes = 4 << 20;
+// Single copy's in-place alltoall copies what it sends into scratch and lets
+// the peers read that copy (two hand-shakes per op) when the whole buffer is
+// in [min, max); beyond, the swap's fewer bytes in flight win; below, its
+// smaller scratch (2 and 4 ranks, docs/design.md).
+constexpr size_t kShmCopyInPlaceMinBytes = 2 << 20;
+constexpr size_t kShmCopyInPlaceMaxBytes = 16 << 20;
 
 // Rounds of the pairing, and rank r's partner in round t (itself: r sits
 // this round out). Every pair meets exactly once, both sides in one round.

@@ -8,8 +8,8 @@
    --quick: fewer counts and roots and no threshold counts (oversubscribed runs).
    --max-bytes: leave out counts whose n blocks exceed B bytes (an algorithm
    forced with XC_ALGO that has a size limit, e.g. shm_oneshot's staging).
-   --count: one more count for every case (a pipelined algorithm forced with
-   XC_ALGO, at a size that takes it through several steps).
+   --count: one more count for every case (sizes beyond the usual ones: a
+   pipeline's several steps, single copy's large in-place paths).
    Exit status: 0 all passed, 1 a result differed (each difference printed with
    op/dtype/redop/placement/root/count/rank/element), 77 (skipped) when every
    requested op answers "not built yet". XC_TEST_SEED replays another seed;
