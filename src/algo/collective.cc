@@ -17,12 +17,6 @@ namespace {
 
 bool is_half(xc_dtype_t d) { return d == XC_FLOAT16 || d == XC_BFLOAT16; }
 
-size_t sum(const CountArray &v) {
-  size_t s = 0;
-  for (size_t x : v) s += x;
-  return s;
-}
-
 // Element counts/displacements → bytes, into per-thread arrays (no allocation
 // once they have grown).
 const size_t *to_bytes(const CountArray &v, size_t es, int which) {
@@ -41,7 +35,7 @@ bool nothing_to_do(const CollDesc &d) {
     case CollKind::kScatterv:
     case CollKind::kAlltoallv: return false;
     case CollKind::kAllgatherv:
-    case CollKind::kReduceScatterv: return sum(d.recvcounts) == 0;
+    case CollKind::kReduceScatterv: return d.recvcounts.total() == 0;
     default: return d.count == 0;
   }
 }
@@ -106,7 +100,7 @@ Status run_reduction(CollContext &c, const CollDesc &d, Algo a) {
     case CollKind::kExscan: has_out = r != 0; break;
     case CollKind::kReduceScatter: in_count = d.count * static_cast<size_t>(n); break;
     case CollKind::kReduceScatterv:
-      in_count = sum(d.recvcounts);
+      in_count = d.recvcounts.total();
       out_count = d.recvcounts[static_cast<size_t>(r)];
       break;
     default: break;

@@ -45,12 +45,6 @@ bool pipeline_beats_single_copy(CollKind kind, size_t bytes, int nranks, bool in
   return all >= (in_place ? kShmStagedInPlaceMinBytes : kShmStagedMinBytes);
 }
 
-size_t sum(const CountArray &v) {
-  size_t s = 0;
-  for (size_t x : v) s += x;
-  return s;
-}
-
 // The p2p policy (ranks on several hosts, or shared memory not worth it).
 Algo choose_p2p(CollKind kind, size_t bytes, int n, const char **why) {
   auto pick = [why](Algo a, const char *reason) {
@@ -228,7 +222,7 @@ size_t selection_bytes(const CollDesc &d, int nranks) {
       for (size_t x : d.recvcounts) most = x > most ? x : most;
       return most * es;
     }
-    case CollKind::kReduceScatterv: return sum(d.recvcounts) * es;
+    case CollKind::kReduceScatterv: return d.recvcounts.total() * es;
     case CollKind::kGatherv:
     case CollKind::kScatterv:
     case CollKind::kAlltoallv: return 0;

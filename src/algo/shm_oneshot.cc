@@ -142,7 +142,7 @@ Status OneShot::run() {
     case CollKind::kReduceScatter:
     case CollKind::kReduceScatterv: {
       bool v = d.kind == CollKind::kReduceScatterv;
-      size_t total = v ? std::accumulate(d.recvcounts.begin(), d.recvcounts.end(), size_t{0}) : static_cast<size_t>(n) * d.count;
+      size_t total = v ? d.recvcounts.total() : static_cast<size_t>(n) * d.count;
       size_t first = v ? std::accumulate(d.recvcounts.begin(), d.recvcounts.begin() + r, size_t{0}) : static_cast<size_t>(r) * d.count;
       stage(input(), total * es);
       arrive();

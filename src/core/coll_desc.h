@@ -93,6 +93,11 @@ class CountArray {
   bool empty() const { return n_ == 0; }
   const size_t *begin() const { return p_; }
   const size_t *end() const { return p_ + n_; }
+  size_t total() const {
+    size_t s = 0;
+    for (size_t x : *this) s += x;
+    return s;
+  }
 
  private:
   void sync() {
