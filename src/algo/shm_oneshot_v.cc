@@ -68,11 +68,16 @@ struct OneShotV {
     st.arrive_inline(c, s);
     if (where == kShmVSmall) st.prefetch_small_slot(s, bytes);
   }
-  void publish_buffer(const void *src, const size_t *displs, size_t bytes) {
+  // One block (displs null: its bytes travel along) or one per destination
+  // (at displs, with their counts, which each reader checks against its own).
+  void publish_buffer(const void *src, const size_t *displs, const size_t *counts, size_t bytes) {
     ShmArrival &a = mine();
     a.v.cma.src = reinterpret_cast<uint64_t>(src);
     a.v.cma.displs = reinterpret_cast<uint64_t>(displs);
-    a.v.cma.bytes = bytes;
+    if (displs)
+      a.v.cma.counts = reinterpret_cast<uint64_t>(counts);
+    else
+      a.v.cma.bytes = bytes;
     publish(kShmVCma, bytes);
   }
   // Stage one block per destination (blocks[j] bytes at in + displs[j] * es,
@@ -124,9 +129,11 @@ struct OneShotV {
                      coll_kind_name(d.kind), j, c.seq());
       case kShmVCma: {
         read_in_place = true;
-        size_t displ = 0;
+        size_t displ = 0, count = 0;
         if (tabled) {
           XC_TRY(st.cma_read(c, j, a.v.cma.displs + static_cast<size_t>(r) * sizeof(size_t), &displ, sizeof displ));
+          XC_TRY(st.cma_read(c, j, a.v.cma.counts + static_cast<size_t>(r) * sizeof(size_t), &count, sizeof count));
+          if (count != want / es) return mismatch(j, want, count * es);
         } else if (a.v.cma.bytes != want) {
           return mismatch(j, want, a.v.cma.bytes);
         }
@@ -160,7 +167,7 @@ Status OneShotV::gatherv() {
     uint32_t where = pick(own);
     XC_TRY(enter(where));
     if (where == kShmVCma) {
-      publish_buffer(d.sendbuf, nullptr, own);
+      publish_buffer(d.sendbuf, nullptr, nullptr, own);
       return st.wait_done(c, d.root, s);
     }
     if (staged(where)) memcpy(area(where), d.sendbuf, own);
@@ -187,7 +194,7 @@ Status OneShotV::scatterv() {
     uint32_t where = total ? pick(table_bytes() + total) : kShmVNothing;
     XC_TRY(enter(where));
     if (where == kShmVCma) {
-      publish_buffer(d.sendbuf, d.sdispls.data(), total);
+      publish_buffer(d.sendbuf, d.sdispls.data(), d.sendcounts.data(), total);
     } else {
       if (staged(where)) stage_blocks(area(where), static_cast<const char *>(d.sendbuf), d.sendcounts, d.sdispls);
       publish(where, table_bytes() + total);
@@ -265,7 +272,7 @@ Status OneShotV::alltoallv() {
   }
   if (where == kShmVCma) {
     if (d.in_place) in = copy_rest(in);
-    publish_buffer(in, d.sdispls.data(), total);
+    publish_buffer(in, d.sdispls.data(), d.sendcounts.data(), total);
   } else {
     if (staged(where)) stage_blocks(area(where), in, d.sendcounts, d.sdispls);
     publish(where, table_bytes() + total);

@@ -59,6 +59,24 @@ struct SingleCopy {
     return Status::Ok();
   }
   static Status nothing(size_t, const char *, size_t) { return Status::Ok(); }
+  // scatterv, alltoallv: where rank j keeps its block for us (elements), from
+  // the displacements it published, once the count beside it matches the
+  // bytes we expect (else the op's arguments disagree).
+  Status peer_block(int j, size_t want, size_t *displ) {
+    size_t count = 0, at = static_cast<size_t>(r) * sizeof(size_t);
+    XC_TRY(st.cma_read(c, j, aux(j) + at, displ, sizeof *displ));
+    XC_TRY(st.cma_read(c, j, st.arrival(j, s).addr.counts + at, &count, sizeof count));
+    if (count != want / es)
+      return Error(XC_ERR_INVALID_USAGE, "%s: rank %d expects %zu bytes from rank %d, which sends %zu (op #%d)",
+                   coll_kind_name(d.kind), r, want, j, count * es, c.seq());
+    return Status::Ok();
+  }
+  // A reader's error: say we are done, so the peers' finish() does not wait
+  // for us until the deadline.
+  Status failed(Status error) {
+    st.mark_done(s);
+    return error;
+  }
   int avg(int m) const { return d.op == XC_AVG ? m : 0; }
 
   Status run();
@@ -245,15 +263,17 @@ Status SingleCopy::run() {
     case CollKind::kScatter:
     case CollKind::kScatterv: {
       bool v = d.kind == CollKind::kScatterv;
-      st.arrive(c, s, d.sendbuf, d.recvbuf, v && r == d.root ? d.sdispls.data() : nullptr);
+      bool table = v && r == d.root;
+      st.arrive(c, s, d.sendbuf, d.recvbuf, table ? d.sdispls.data() : nullptr, table ? d.sendcounts.data() : nullptr);
       if (r == d.root) {
         size_t off = (v ? d.sdispls[static_cast<size_t>(r)] : static_cast<size_t>(r) * d.count) * es;
         if (!d.in_place && bytes) memcpy(out(), static_cast<const char *>(d.sendbuf) + off, bytes);
       } else {
         XC_TRY(st.wait_arrived(c, d.root, s));
         size_t displ = static_cast<size_t>(r) * d.count;
-        if (v) XC_TRY(st.cma_read(c, d.root, aux(d.root) + static_cast<size_t>(r) * sizeof(size_t), &displ, sizeof displ));
-        XC_TRY(st.cma_read(c, d.root, src(d.root) + displ * es, out(), bytes));
+        Status got = v ? peer_block(d.root, bytes, &displ) : Status::Ok();
+        if (got.ok()) got = st.cma_read(c, d.root, src(d.root) + displ * es, out(), bytes);
+        if (!got.ok()) return failed(std::move(got));
       }
       return st.finish(c, s);
     }
@@ -271,7 +291,7 @@ Status SingleCopy::run() {
         return copy_in_place();
       if (d.in_place) return swap_in_place();
       const char *in = input();
-      st.arrive(c, s, in, d.recvbuf, v ? d.sdispls.data() : nullptr);
+      st.arrive(c, s, in, d.recvbuf, v ? d.sdispls.data() : nullptr, v ? d.sendcounts.data() : nullptr);
       for (int k = 0; k < n; ++k) {
         int j = (r + k) % n;
         size_t to = (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es;
@@ -283,8 +303,9 @@ Status SingleCopy::run() {
         }
         XC_TRY(st.wait_arrived(c, j, s));
         size_t displ = static_cast<size_t>(r) * d.count;
-        if (v) XC_TRY(st.cma_read(c, j, aux(j) + static_cast<size_t>(r) * sizeof(size_t), &displ, sizeof displ));
-        XC_TRY(st.cma_read(c, j, src(j) + displ * es, out() + to, len));
+        Status got = v ? peer_block(j, len, &displ) : Status::Ok();
+        if (got.ok()) got = st.cma_read(c, j, src(j) + displ * es, out() + to, len);
+        if (!got.ok()) return failed(std::move(got));
       }
       return st.finish(c, s);
     }

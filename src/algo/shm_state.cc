@@ -94,11 +94,13 @@ Status ShmState::enter_wait(CollContext &c, uint64_t depth, uint64_t s) {
   return Status::Ok();
 }
 
-void ShmState::arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux) {
+void ShmState::arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux,
+                      const void *counts) {
   ShmArrival &me = ctrl[rank].arrival[s % kShmArrivalDepth];
   me.addr.src = reinterpret_cast<uint64_t>(src);
   me.addr.dst = reinterpret_cast<uint64_t>(dst);
   me.addr.aux = reinterpret_cast<uint64_t>(aux);
+  me.addr.counts = reinterpret_cast<uint64_t>(counts);
   arrive_inline(c, s);
 }
 

@@ -78,6 +78,7 @@ struct alignas(64) ShmArrival {
   union {
     struct {
       uint64_t src, dst, aux;  // input, output and an op-specific address (CMA)
+      uint64_t counts;         // scatterv, alltoallv: the counts beside aux's displacements
     } addr;
     char data[kShmInlineBytes];  // one-shot, small ops: the staged input
     struct {
@@ -86,7 +87,10 @@ struct alignas(64) ShmArrival {
       union {
         struct {
           uint64_t src, displs;  // kShmVCma: the buffer, its displacements (elements; null: one block)
-          uint64_t bytes;        // ... and the bytes of that one block (gatherv: checked by the root)
+          union {
+            uint64_t bytes;   // one block: its bytes (gatherv: checked by the root)
+            uint64_t counts;  // displacements: the counts beside them (elements), checked by each reader
+          };
           // In-place alltoallv with swapped blocks (shm_swap.h; never inline):
           // the buffer itself (displacements as above) and the swap counter.
           uint64_t buf, progress;
@@ -193,7 +197,8 @@ struct ShmState {
     return enter_wait(c, depth, *s);
   }
   // Publish arrival at op s (after staging), with signature and addresses.
-  void arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux = nullptr);
+  void arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux = nullptr,
+              const void *counts = nullptr);
   // Publish arrival at op s whose inline payload (inline_data(rank, s)) is written.
   void arrive_inline(CollContext &c, uint64_t s) {
     ShmArrival &me = ctrl[rank].arrival[s % kShmArrivalDepth];

@@ -9,7 +9,19 @@
 
 #include "async_util.h"
 
-enum Case { kDtype, kCount, kReduction, kPlacement, kKind, kKindBig, kKindNonblocking, kRoot, kCases };
+enum Case {
+  kDtype,
+  kCount,
+  kReduction,
+  kPlacement,
+  kKind,
+  kKindBig,
+  kKindNonblocking,
+  kAlltoallvCounts,
+  kScattervCounts,
+  kRoot,
+  kCases
+};
 static const char *case_name[] = {"dtype",
                                   "count",
                                   "reduction",
@@ -17,7 +29,28 @@ static const char *case_name[] = {"dtype",
                                   "allreduce vs allgather",
                                   "allreduce vs allgather (large)",
                                   "non-blocking allreduce vs broadcast",
+                                  "alltoallv: the last rank sends rank 0 more than it expects (large)",
+                                  "scatterv: the root sends the last rank more than it expects (large)",
                                   "root"};
+
+/* v-ops whose counts disagree between sender and receiver, large enough that
+   the receiver reads the sender's buffer in place: the receiver must notice
+   (it has the sender's count beside the displacement). */
+enum { kBig = 100000 };
+static size_t v_counts[64], v_displs[64], v_recv[64], v_rdispls[64];
+
+static xc_result_t v_case(int c, xc_comm_t comm, void *buf, void *out) {
+  int last = a_size - 1;
+  size_t at = 0;
+  for (int i = 0; i < a_size; ++i) {
+    v_counts[i] = kBig + (c == kAlltoallvCounts && a_rank == last && i == 0);
+    v_displs[i] = at, at += v_counts[i];
+    v_recv[i] = kBig, v_rdispls[i] = (size_t)i * kBig;
+  }
+  if (c == kAlltoallvCounts) return xc_alltoallv(buf, v_counts, v_displs, out, v_recv, v_rdispls, XC_INT32, comm);
+  for (int i = 0; i < a_size; ++i) v_counts[i] = kBig + (i == last), v_displs[i] = (size_t)i * (kBig + 1);
+  return xc_scatterv(buf, v_counts, v_displs, out, kBig, XC_INT32, 0, comm);
+}
 
 static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
   int odd = a_rank == a_size - 1; /* the rank that disagrees */
@@ -39,6 +72,8 @@ static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
       if (rc != XC_SUCCESS) return rc;
       return xc_wait(&req, NULL);
     }
+    case kAlltoallvCounts:
+    case kScattervCounts: return v_case(c, comm, buf, out);
     default: /* the last rank names itself root, the others rank 0 */
       return xc_broadcast(buf, n, XC_INT32, odd ? a_rank : 0, comm);
   }
@@ -49,6 +84,8 @@ static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
    data came from the root it expected (it got what it asked for). */
 static int may_succeed(int c) {
   if (c == kRoot) return 1;
+  if (c == kAlltoallvCounts) return a_rank != 0; /* only rank 0 reads the odd block */
+  if (c == kScattervCounts) return a_rank != a_size - 1;
   if (c == kKindNonblocking) return a_rank == 0;
   return 0;
 }
