@@ -148,7 +148,8 @@ void print_text(const Topology &t, const std::string &topo_error, int ranks) {
   }
 
   printf("Algorithms on %d ranks (by the bytes the selector weighs: per rank, or all blocks for\n"
-         "scatter, reduce_scatter and alltoall; XC_ALGO overrides; single copy assumed to work unless XC_SHM_COLL_CMA=0)\n",
+         "scatter, reduce_scatter and alltoall; out of place: in place, large allreduce and allgather(v)\n"
+         "may differ; XC_ALGO overrides; single copy assumed to work unless XC_SHM_COLL_CMA=0)\n",
          ranks);
   print_algo_table(ranks, true);
   print_algo_table(ranks, false);
