@@ -113,8 +113,7 @@ struct OneShotV {
                  coll_kind_name(d.kind), r, bytes, kShmOneShotMaxBytes, c.seq());
   }
   Status mismatch(int j, size_t want, size_t got) const {
-    return Error(XC_ERR_INVALID_USAGE, "%s: rank %d expects %zu bytes from rank %d, which sends %zu (op #%d)",
-                 coll_kind_name(d.kind), r, want, j, got, c.seq());
+    return st.block_mismatch(c, coll_kind_name(d.kind), j, want, got);
   }
   // Copy the want bytes peer j sends us into dst, from wherever its record
   // says (tabled: one block per destination, ours at index r).
@@ -129,11 +128,9 @@ struct OneShotV {
                      coll_kind_name(d.kind), j, c.seq());
       case kShmVCma: {
         read_in_place = true;
-        size_t displ = 0, count = 0;
+        size_t displ = 0;
         if (tabled) {
-          XC_TRY(st.cma_read(c, j, a.v.cma.displs + static_cast<size_t>(r) * sizeof(size_t), &displ, sizeof displ));
-          XC_TRY(st.cma_read(c, j, a.v.cma.counts + static_cast<size_t>(r) * sizeof(size_t), &count, sizeof count));
-          if (count != want / es) return mismatch(j, want, count * es);
+          XC_TRY(st.peer_block(c, j, a.v.cma.displs, a.v.cma.counts, es, want, coll_kind_name(d.kind), &displ));
         } else if (a.v.cma.bytes != want) {
           return mismatch(j, want, a.v.cma.bytes);
         }
@@ -223,8 +220,7 @@ const char *OneShotV::copy_rest(const char *in) {
   for (int j = 0; j < n; ++j)
     if (j != r && !swapped(j))
       extent = std::max(extent, (d.sdispls[static_cast<size_t>(j)] + d.sendcounts[static_cast<size_t>(j)]) * es);
-  if (st.scratch.size() < 3 * kShmCmaChunkBytes + extent) st.scratch.resize(3 * kShmCmaChunkBytes + extent);
-  char *copy = st.scratch.data() + 3 * kShmCmaChunkBytes;
+  char *copy = st.scratch_beyond_bounce(extent);
   for (int j = 0; j < n; ++j) {
     size_t at = d.sdispls[static_cast<size_t>(j)] * es, len = d.sendcounts[static_cast<size_t>(j)] * es;
     if (j != r && !swapped(j) && len) memcpy(copy + at, in + at, len);

@@ -65,10 +65,8 @@ Status shm_scan_chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t 
 
   // Exscan's middle ranks keep P(r) for rank r+1 (the output holds P(r-1)).
   bool hold_prefix = ex && r > 0 && !last;
-  size_t want = 3 * kShmCmaChunkBytes + (hold_prefix ? bytes : 0);
-  if (st.scratch.size() < want) st.scratch.resize(want);
+  char *hold = st.scratch_beyond_bounce(hold_prefix ? bytes : 0);
   char *bounce = st.scratch.data() + 2 * kShmCmaChunkBytes;
-  char *hold = st.scratch.data() + 3 * kShmCmaChunkBytes;
   const char *prefix = r == 0 ? in : hold_prefix ? hold : out;
   st.arrive(c, s, prefix, split && last ? out : nullptr);
   if (chunks == 0) return Status::Ok();

@@ -59,17 +59,9 @@ struct SingleCopy {
     return Status::Ok();
   }
   static Status nothing(size_t, const char *, size_t) { return Status::Ok(); }
-  // scatterv, alltoallv: where rank j keeps its block for us (elements), from
-  // the displacements it published, once the count beside it matches the
-  // bytes we expect (else the op's arguments disagree).
+  // scatterv, alltoallv: where rank j keeps its block for us (elements).
   Status peer_block(int j, size_t want, size_t *displ) {
-    size_t count = 0, at = static_cast<size_t>(r) * sizeof(size_t);
-    XC_TRY(st.cma_read(c, j, aux(j) + at, displ, sizeof *displ));
-    XC_TRY(st.cma_read(c, j, st.arrival(j, s).addr.counts + at, &count, sizeof count));
-    if (count != want / es)
-      return Error(XC_ERR_INVALID_USAGE, "%s: rank %d expects %zu bytes from rank %d, which sends %zu (op #%d)",
-                   coll_kind_name(d.kind), r, want, j, count * es, c.seq());
-    return Status::Ok();
+    return st.peer_block(c, j, aux(j), st.arrival(j, s).addr.counts, es, want, coll_kind_name(d.kind), displ);
   }
   // A reader's error: say we are done, so the peers' finish() does not wait
   // for us until the deadline.
@@ -117,9 +109,7 @@ Status SingleCopy::swap_in_place() {
 // one per chunk and pair.
 Status SingleCopy::copy_in_place() {
   size_t bytes = d.count * es, mine = static_cast<size_t>(r) * bytes, total = static_cast<size_t>(n) * bytes;
-  size_t at = 3 * kShmCmaChunkBytes;  // after the reductions' bounce buffers
-  if (st.scratch.size() < at + total) st.scratch.resize(at + total);
-  char *copy = st.scratch.data() + at;
+  char *copy = st.scratch_beyond_bounce(total);
   memcpy(copy, out(), mine);  // all but our own block, which stays
   memcpy(copy + mine + bytes, out() + mine + bytes, total - mine - bytes);
   st.arrive(c, s, copy, nullptr);
@@ -212,8 +202,7 @@ Status SingleCopy::run() {
       // buffer and copy out after everyone is done... unless nobody reads it.
       if (m > 0) {
         if (d.in_place && r < n - 1) {
-          if (st.scratch.size() < 3 * kShmCmaChunkBytes + bytes) st.scratch.resize(3 * kShmCmaChunkBytes + bytes);
-          char *hold = st.scratch.data() + 3 * kShmCmaChunkBytes;
+          char *hold = st.scratch_beyond_bounce(bytes);
           XC_TRY(reduce_range(0, d.count, m, avg(m), hold, nothing));
           XC_TRY(st.finish(c, s));
           memcpy(out(), hold, bytes);

@@ -147,6 +147,19 @@ Status ShmState::wait_steps(CollContext &c, std::atomic<uint64_t> ShmCtrl::*coun
   return Status::Ok();
 }
 
+Status ShmState::peer_block(CollContext &c, int r, uint64_t displs, uint64_t counts, size_t esize, size_t want,
+                            const char *op, size_t *displ) {
+  size_t count = 0, at = static_cast<size_t>(rank) * sizeof(size_t);
+  XC_TRY(cma_read(c, r, displs + at, displ, sizeof *displ));
+  XC_TRY(cma_read(c, r, counts + at, &count, sizeof count));
+  return count == want / esize ? Status::Ok() : block_mismatch(c, op, r, want, count * esize);
+}
+
+Status ShmState::block_mismatch(CollContext &c, const char *op, int r, size_t want, size_t got) const {
+  return Error(XC_ERR_INVALID_USAGE, "%s: rank %d expects %zu bytes from rank %d, which sends %zu (op #%d)", op, rank,
+               want, r, got, c.seq());
+}
+
 Status ShmState::wait_done(CollContext &c, int r, uint64_t s) {
   std::atomic<uint64_t> &f = ctrl[r].done;
   return wait(c, "a peer to finish reading", [&] { return f.load(std::memory_order_acquire) >= s; });

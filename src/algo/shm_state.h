@@ -163,10 +163,19 @@ struct ShmState {
   std::vector<pid_t> pids;
   uint64_t probe_word = 0;
   // Reused scratch (grown, never shrunk): no allocation per call once warm.
+  // Its first three kShmCmaChunkBytes are the bounce buffers of the CMA
+  // reductions, chains and swaps.
   std::vector<char> scratch;
   std::vector<float> facc, ftmp;
   std::vector<size_t> block_off, block_len;  // two-shot's blocks, reused
 
+  // Scratch past the bounce buffers, grown to hold bytes: an op's private
+  // copy of a buffer. Call before taking any other pointer into scratch.
+  char *scratch_beyond_bounce(size_t bytes) {
+    size_t at = 3 * kShmCmaChunkBytes;
+    if (scratch.size() < at + bytes) scratch.resize(at + bytes);
+    return scratch.data() + at;
+  }
   char *slot(int r, uint64_t s) const;
   char *small_slot(int r, uint64_t s) const;
   // Where rank r's v-op record of op s says its staged bytes are (null: not staged).
@@ -257,6 +266,14 @@ struct ShmState {
     return cma(c, r, remote, const_cast<void *>(src), len, true);
   }
   Status cma(CollContext &c, int r, uint64_t remote, void *local, size_t len, bool to_remote);
+  // scatterv, alltoallv read in place: where peer r keeps its block for this
+  // rank (*displ, elements), from the per-destination displacements and counts
+  // it published (addresses in its memory), once its count matches the want
+  // bytes this rank expects; else XC_ERR_INVALID_USAGE naming op and peer.
+  Status peer_block(CollContext &c, int r, uint64_t displs, uint64_t counts, size_t esize, size_t want,
+                    const char *op, size_t *displ);
+  // The message of a v-op whose sender and receiver disagree on a block.
+  Status block_mismatch(CollContext &c, const char *op, int r, size_t want, size_t got) const;
 
   Status slow_wait_check(CollContext &c, const char *what);
 
