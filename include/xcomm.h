@@ -271,7 +271,9 @@ xc_result_t xc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, x
                       this rank's result written at its start
      reduce_scatterv: input of sum(recvcounts) elements read from recvbuf,
                       this rank's result written at its start
-     alltoall(v):     input read from recvbuf (alltoallv: recvcounts/rdispls)
+     alltoall(v):     input read from recvbuf (alltoallv: recvcounts/rdispls;
+                      recvcounts[j] at rank i must equal recvcounts[i] at
+                      rank j, else XC_ERR_INVALID_USAGE where it shows)
      scan, exscan:    input read from recvbuf
    exscan leaves recvbuf of rank 0 untouched. With XC_AVG, scan and exscan
    divide by the number of ranks in the prefix (rank + 1, and rank).

@@ -155,7 +155,8 @@ struct OneShotV {
   Status scatterv();
   Status alltoallv();
   const char *copy_rest(const char *in);
-  Status swap_large();
+  Status pair_block(int p, size_t len, size_t *theirs);
+  Status swap_large(Status *disagreed);
 };
 
 Status OneShotV::gatherv() {
@@ -228,8 +229,24 @@ const char *OneShotV::copy_rest(const char *in) {
   return copy;
 }
 
+// Where partner p keeps its block for us (elements), once its count for us
+// is checked against our len for it: a pair must agree (MPI's rule for
+// in-place alltoallv), else the longer side would read past the other's
+// block. An inline partner publishes no counts: its table has them.
+Status OneShotV::pair_block(int p, size_t len, size_t *theirs) {
+  const ShmArrival &a = st.arrival(p, s);
+  if (a.v.where != kShmVInline)
+    return st.peer_block(c, p, a.v.cma.displs, a.v.cma.counts, es, len, coll_kind_name(d.kind), theirs);
+  Block b;
+  memcpy(&b, st.v_staged(p, s) + static_cast<size_t>(r) * sizeof(Block), sizeof b);
+  return mismatch(p, len, b.len);
+}
+
 // The swapped pairs, in the pairing's rounds (pairs that stage skip theirs).
-Status OneShotV::swap_large() {
+// A pair whose lengths disagree is skipped on both sides (each checks the
+// other's count) and reported in *disagreed; the other pairs still trade,
+// so no partner waits for us until its deadline.
+Status OneShotV::swap_large(Status *disagreed) {
   char *out = static_cast<char *>(d.recvbuf);
   size_t extent = 0;
   for (int j = 0; j < n; ++j)
@@ -239,9 +256,13 @@ Status OneShotV::swap_large() {
     if (p == r || !swapped(p)) continue;
     XC_TRY(st.wait_arrived(c, p, s));
     const ShmArrival &a = st.arrival(p, s);
-    size_t theirs = 0;
-    XC_TRY(st.cma_read(c, p, a.v.cma.displs + static_cast<size_t>(r) * sizeof(size_t), &theirs, sizeof theirs));
-    size_t len = d.recvcounts[static_cast<size_t>(p)] * es;
+    size_t theirs = 0, len = d.recvcounts[static_cast<size_t>(p)] * es;
+    Status agreed = pair_block(p, len, &theirs);
+    if (agreed.code() == XC_ERR_INVALID_USAGE) {
+      if (disagreed->ok()) *disagreed = std::move(agreed);
+      continue;
+    }
+    XC_TRY(agreed);
     XC_TRY(shm_swap_block(c, st,
                           ShmSwap{p, t, out + d.rdispls[static_cast<size_t>(p)] * es, a.v.cma.buf + theirs * es, len,
                                   extent, &mine().v.cma.progress, &a.v.cma.progress}));
@@ -260,11 +281,16 @@ Status OneShotV::alltoallv() {
   uint32_t where = total ? pick(table_bytes() + total) : kShmVNothing;
   if (any_swap && where == kShmVInline) where = kShmVSmall;  // the swap's words share the record with inline data
   XC_TRY(enter(where));
-  if (any_swap) {
+  if (d.in_place && st.cma_ok && where != kShmVInline) {
+    // What a partner that swaps with us checks its length against
+    // (pair_block), whether we swap or not.
     ShmArrival &a = mine();
     a.v.cma.displs = reinterpret_cast<uint64_t>(d.sdispls.data());
-    a.v.cma.buf = reinterpret_cast<uint64_t>(out);
-    a.v.cma.progress = 0;
+    a.v.cma.counts = reinterpret_cast<uint64_t>(d.sendcounts.data());
+    if (any_swap) {
+      a.v.cma.buf = reinterpret_cast<uint64_t>(out);
+      a.v.cma.progress = 0;
+    }
   }
   if (where == kShmVCma) {
     if (d.in_place) in = copy_rest(in);
@@ -276,19 +302,29 @@ Status OneShotV::alltoallv() {
   size_t me = static_cast<size_t>(r);
   if (!d.in_place && d.recvcounts[me]) memcpy(out + d.rdispls[me] * es, in + d.sdispls[me] * es, d.recvcounts[me] * es);
   Status status = where == kShmVFail ? cannot_stage(table_bytes() + total) : Status::Ok();
-  if (status.ok() && any_swap) status = swap_large();
+  Status disagreed = Status::Ok();  // returned once the rest of the op is done
+  if (status.ok() && any_swap) status = swap_large(&disagreed);
   for (int k = 1; k < n && status.ok(); ++k) {
     int j = (r + k) % n;  // start at different peers: spread the load
     size_t at = d.rdispls[static_cast<size_t>(j)] * es, want = d.recvcounts[static_cast<size_t>(j)] * es;
     if (!swapped(j)) status = fetch(j, true, out + at, want);
+    // The peer may take the pair for a swap and stage nothing for us: its
+    // published counts tell the length it has, for the message.
+    size_t ignored = 0;
+    if (status.code() == XC_ERR_INVALID_USAGE && d.in_place && st.cma_ok && st.arrival(j, s).sig == c.signature() &&
+        st.arrival(j, s).v.where != kShmVInline) {
+      Status exact = pair_block(j, want, &ignored);
+      if (exact.code() == XC_ERR_INVALID_USAGE) status = std::move(exact);
+    }
   }
   if (read_in_place || !status.ok()) st.mark_done(s);
-  if (!status.ok() || where != kShmVCma) return status;
+  if (!status.ok()) return status;
   // Our readers: every peer but those we swapped with (they read nothing
   // published; the swap itself waited until they had read our block).
-  for (int j = 0; j < n; ++j)
-    if (j != r && !swapped(j)) XC_TRY(st.wait_done(c, j, s));
-  return Status::Ok();
+  if (where == kShmVCma)
+    for (int j = 0; j < n; ++j)
+      if (j != r && !swapped(j)) XC_TRY(st.wait_done(c, j, s));
+  return disagreed;
 }
 
 }  // namespace

@@ -77,10 +77,14 @@ struct SingleCopy {
 };
 
 // In-place alltoall(v): every pair swaps its blocks (shm_swap.h); the
-// counter is the aux word of the op's arrival record (shm_scan.h).
+// counter is the aux word of the op's arrival record (shm_scan.h). An
+// alltoallv pair first checks the partner's count for it against its own
+// (MPI's rule for in place); a pair that disagrees is skipped on both sides
+// and reported once the other pairs have traded.
 Status SingleCopy::swap_in_place() {
   bool v = d.kind == CollKind::kAlltoallv;
-  st.arrive(c, s, out(), v ? d.rdispls.data() : nullptr);
+  st.arrive(c, s, out(), v ? d.rdispls.data() : nullptr, nullptr, v ? d.recvcounts.data() : nullptr);
+  Status disagreed = Status::Ok();
   size_t extent = static_cast<size_t>(n) * d.count * es;  // of the whole buffer, for copy_part
   if (v) {
     extent = 0;
@@ -95,12 +99,19 @@ Status SingleCopy::swap_in_place() {
     if (len == 0) continue;
     XC_TRY(st.wait_arrived(c, p, s));
     size_t theirs = static_cast<size_t>(r) * d.count;
-    if (v) XC_TRY(st.cma_read(c, p, dst(p) + static_cast<size_t>(r) * sizeof(size_t), &theirs, sizeof theirs));
+    if (v) {
+      Status agreed = st.peer_block(c, p, dst(p), st.arrival(p, s).addr.counts, es, len, "alltoallv", &theirs);
+      if (agreed.code() == XC_ERR_INVALID_USAGE) {
+        if (disagreed.ok()) disagreed = std::move(agreed);
+        continue;
+      }
+      XC_TRY(agreed);
+    }
     XC_TRY(shm_swap_block(c, st,
                           ShmSwap{p, t, out() + mine, src(p) + theirs * es, len, extent, shm_progress_word(st, r, s),
                                   shm_progress_word(st, p, s)}));
   }
-  return Status::Ok();
+  return disagreed;
 }
 
 // In-place alltoall of a size that stays in cache: copy the blocks we send

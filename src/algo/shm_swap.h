@@ -8,7 +8,8 @@
 // final barrier: when a pair's swap ends, the partner has read everything of
 // ours it needs. The counter is (round + 1) << 32 | chunks read, so it only
 // grows through the op; it is zeroed before the arrival that publishes it.
-// A pair's block lengths must agree (MPI's rule for in-place alltoallv).
+// A pair's block lengths must agree (MPI's rule for in-place alltoallv):
+// callers check the partner's count before the swap.
 #pragma once
 
 #include <cstddef>

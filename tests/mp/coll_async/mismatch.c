@@ -19,6 +19,8 @@ enum Case {
   kKindNonblocking,
   kAlltoallvCounts,
   kScattervCounts,
+  kAlltoallvInPlace,
+  kAlltoallvInPlaceOneSwaps,
   kRoot,
   kCases
 };
@@ -31,6 +33,8 @@ static const char *case_name[] = {"dtype",
                                   "non-blocking allreduce vs broadcast",
                                   "alltoallv: the last rank sends rank 0 more than it expects (large)",
                                   "scatterv: the root sends the last rank more than it expects (large)",
+                                  "in-place alltoallv: the last rank's length for its pair with rank 0 is longer (large)",
+                                  "in-place alltoallv: rank 0's length for its pair with the last rank is below the swap size",
                                   "root"};
 
 /* v-ops whose counts disagree between sender and receiver, large enough that
@@ -50,6 +54,34 @@ static xc_result_t v_case(int c, xc_comm_t comm, void *buf, void *out) {
   if (c == kAlltoallvCounts) return xc_alltoallv(buf, v_counts, v_displs, out, v_recv, v_rdispls, XC_INT32, comm);
   for (int i = 0; i < a_size; ++i) v_counts[i] = kBig + (i == last), v_displs[i] = (size_t)i * (kBig + 1);
   return xc_scatterv(buf, v_counts, v_displs, out, kBig, XC_INT32, 0, comm);
+}
+
+/* In-place alltoallv: pairs trade their blocks, so a pair must agree on its
+   length. Blocks of 4 MiB are swapped in place (one-shot-v's swap size;
+   single copy swaps every pair): both ends of the pair that disagrees report
+   it, the other pairs still trade, and the disagreeing blocks stay as they
+   were. one_swaps: rank 0's length is one below the swap size, so only the
+   last rank takes that pair for a swap. Block p of rank r holds aval(p, r, .) before the op and aval(r, p, .)
+   after it. */
+enum { kSwapBig = 1 << 20 };
+static xc_result_t swap_case(xc_comm_t comm, int32_t *buf, int one_swaps) {
+  int last = a_size - 1;
+  size_t at = 0;
+  for (int p = 0; p < a_size; ++p) {
+    v_recv[p] = kSwapBig + (!one_swaps && a_rank == last && p == 0) - (one_swaps && a_rank == 0 && p == last);
+    v_rdispls[p] = at, at += v_recv[p];
+    for (size_t k = 0; k < v_recv[p]; ++k) buf[v_rdispls[p] + k] = aval(p, a_rank, k);
+  }
+  xc_result_t rc = xc_alltoallv(XC_IN_PLACE, NULL, NULL, buf, v_recv, v_rdispls, XC_INT32, comm);
+  for (int p = 0; p < a_size; ++p) {
+    int kept = (a_rank == 0 && p == last) || (a_rank == last && p == 0);
+    for (size_t k = 0; k < v_recv[p]; ++k) {
+      int32_t want = kept ? aval(p, a_rank, k) : aval(a_rank, p, k);
+      MP_ASSERT(buf[v_rdispls[p] + k] == want, "in-place alltoallv: block %d element %zu is %d, expected %d (%s)", p,
+                k, (int)buf[v_rdispls[p] + k], (int)want, kept ? "left as it was" : "from the peer");
+    }
+  }
+  return rc;
 }
 
 static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
@@ -74,6 +106,8 @@ static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
     }
     case kAlltoallvCounts:
     case kScattervCounts: return v_case(c, comm, buf, out);
+    case kAlltoallvInPlace:
+    case kAlltoallvInPlaceOneSwaps: return swap_case(comm, buf, c == kAlltoallvInPlaceOneSwaps);
     default: /* the last rank names itself root, the others rank 0 */
       return xc_broadcast(buf, n, XC_INT32, odd ? a_rank : 0, comm);
   }
@@ -86,6 +120,8 @@ static int may_succeed(int c) {
   if (c == kRoot) return 1;
   if (c == kAlltoallvCounts) return a_rank != 0; /* only rank 0 reads the odd block */
   if (c == kScattervCounts) return a_rank != a_size - 1;
+  if (c == kAlltoallvInPlace || c == kAlltoallvInPlaceOneSwaps) /* the pairs that agree */
+    return a_rank != 0 && a_rank != a_size - 1;
   if (c == kKindNonblocking) return a_rank == 0;
   return 0;
 }
@@ -93,7 +129,7 @@ static int may_succeed(int c) {
 int main(int argc, char **argv) {
   xc_comm_t world;
   a_init(argc, argv, &world);
-  size_t max = (size_t)100000 * (size_t)(a_size + 1);
+  size_t max = (size_t)kSwapBig * (size_t)a_size + 1;
   int32_t *buf = calloc(max, sizeof(int32_t)), *out = calloc(max, sizeof(int32_t));
   for (int c = 0; c < kCases; ++c) {
     if (a_size < 2 || (c == kRoot && a_size < 3)) break; /* no one to disagree with (root: see may_succeed) */
@@ -107,6 +143,8 @@ int main(int argc, char **argv) {
       MP_ASSERT(strstr(xc_last_error(), "op #1") != NULL, "case '%s': message does not name the op: %s",
                 case_name[c], xc_last_error());
     }
+    if ((c == kAlltoallvInPlace || c == kAlltoallvInPlaceOneSwaps) && may_succeed(c)) /* its pairs agree */
+      MP_ASSERT(rc == XC_SUCCESS, "case '%s': got %d (%s)", case_name[c], (int)rc, xc_last_error());
     if (a_rank == 0 && rc != XC_SUCCESS) printf("case '%s': %s\n", case_name[c], xc_last_error());
     MP_CHECK(xc_comm_abort(comm));
     MP_CHECK(xc_comm_free(comm));
