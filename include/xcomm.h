@@ -277,8 +277,9 @@ xc_result_t xc_allgather(const void *sendbuf, void *recvbuf, size_t sendcount, x
      scan, exscan:    input read from recvbuf
    exscan leaves recvbuf of rank 0 untouched. With XC_AVG, scan and exscan
    divide by the number of ranks in the prefix (rank + 1, and rank).
-   allreduce, allgather and allgatherv take XC_IN_PLACE at every rank or at
-   none, as in MPI: a mix fails as mismatched arguments (XC_ERR_INVALID_USAGE). */
+   allreduce, allgather(v) and alltoall(v) take XC_IN_PLACE at every rank or
+   at none, as in MPI: a mix fails as mismatched arguments
+   (XC_ERR_INVALID_USAGE). */
 xc_result_t xc_reduce(const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype, xc_op_t op, int root,
                       xc_comm_t comm);
 xc_result_t xc_allgatherv(const void *sendbuf, size_t sendcount, void *recvbuf, const size_t *recvcounts,

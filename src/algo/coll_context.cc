@@ -38,6 +38,12 @@ Status CollContext::recv(int peer, void *buf, size_t bytes) {
   return finish(req, "receive from", peer);
 }
 
+Status CollContext::mismatch_reported() {
+  Request op;
+  prepare(op, rank_, nullptr, 0);
+  return engine_.op_mismatch(op);
+}
+
 Status CollContext::sendrecv(int dest, const void *sendbuf, size_t sendbytes, int source, void *recvbuf,
                              size_t recvbytes) {
   Request rreq, sreq;

@@ -69,7 +69,8 @@ constexpr uint32_t kSigNonZero = 1u << 31;
 }  // namespace
 
 bool placement_agrees(CollKind kind) {
-  return kind == CollKind::kAllreduce || kind == CollKind::kAllgather || kind == CollKind::kAllgatherv;
+  return kind == CollKind::kAllreduce || kind == CollKind::kAllgather || kind == CollKind::kAllgatherv ||
+         kind == CollKind::kAlltoall || kind == CollKind::kAlltoallv;
 }
 
 uint32_t coll_signature(const CollDesc &d) {

@@ -145,8 +145,9 @@ struct CollDesc {
 // no root whose placement every rank must share (placement_agrees) carry
 // XC_IN_PLACE in the root's lowest bit instead: their algorithm depends on it.
 uint32_t coll_signature(const CollDesc &d);
-// allreduce, allgather, allgatherv: XC_IN_PLACE at every rank or at none, as
-// MPI asks (the selector weighs it, so a mix would be different algorithms).
+// allreduce, allgather(v), alltoall(v): XC_IN_PLACE at every rank or at
+// none, as MPI asks (the selector weighs it for the first three, and
+// in-place alltoall(v) trades blocks in pairs, so a mix would not match).
 bool placement_agrees(CollKind kind);
 // "allreduce float32 sum count%4096=100" — for mismatch messages.
 std::string describe_signature(uint32_t sig);

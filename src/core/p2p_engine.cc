@@ -521,6 +521,14 @@ int P2pEngine::first_failed(const std::vector<int> &members) {
   return -1;
 }
 
+Status P2pEngine::op_mismatch(const Request &op) {
+  auto guard = lock();
+  progress_locked();
+  for (const Poisoned &p : poisoned_)
+    if (p.ctx == op.ctx && p.tag == op.tag) return poisoned_error(p, &op);
+  return Status::Ok();
+}
+
 // ---- waiting -----------------------------------------------------------------------
 
 bool P2pEngine::test(Request *req) {

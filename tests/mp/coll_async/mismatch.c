@@ -14,6 +14,7 @@ enum Case {
   kCount,
   kReduction,
   kPlacement,
+  kPlacementAlltoall,
   kKind,
   kKindBig,
   kKindNonblocking,
@@ -28,6 +29,7 @@ static const char *case_name[] = {"dtype",
                                   "count",
                                   "reduction",
                                   "allreduce in place on some ranks only",
+                                  "alltoall in place on some ranks only",
                                   "allreduce vs allgather",
                                   "allreduce vs allgather (large)",
                                   "non-blocking allreduce vs broadcast",
@@ -61,8 +63,8 @@ static xc_result_t v_case(int c, xc_comm_t comm, void *buf, void *out) {
    single copy swaps every pair): both ends of the pair that disagrees report
    it, the other pairs still trade, and the disagreeing blocks stay as they
    were. one_swaps: rank 0's length is one below the swap size, so only the
-   last rank takes that pair for a swap. Block p of rank r holds aval(p, r, .) before the op and aval(r, p, .)
-   after it. */
+   last rank takes that pair for a swap. Block p of rank r holds aval(p, r, .)
+   before the op and aval(r, p, .) after it. */
 enum { kSwapBig = 1 << 20 };
 static xc_result_t swap_case(xc_comm_t comm, int32_t *buf, int one_swaps) {
   int last = a_size - 1;
@@ -92,6 +94,7 @@ static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
     case kCount: return xc_allreduce(XC_IN_PLACE, buf, odd ? n + 1 : n, XC_INT32, XC_SUM, comm);
     case kReduction: return xc_allreduce(XC_IN_PLACE, buf, n, XC_INT32, odd ? XC_MAX : XC_SUM, comm);
     case kPlacement: return xc_allreduce(odd ? buf : XC_IN_PLACE, odd ? out : buf, n, XC_INT32, XC_SUM, comm);
+    case kPlacementAlltoall: return xc_alltoall(odd ? buf : XC_IN_PLACE, odd ? out : buf, n, XC_INT32, comm);
     case kKind:
       return odd ? xc_allgather(buf, out, n, XC_INT32, comm) : xc_allreduce(XC_IN_PLACE, buf, n, XC_INT32, XC_SUM, comm);
     case kKindBig: /* rendezvous messages */
