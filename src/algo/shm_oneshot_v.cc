@@ -156,6 +156,7 @@ struct OneShotV {
   Status alltoallv();
   const char *copy_rest(const char *in);
   Status pair_block(int p, size_t len, size_t *theirs);
+  Status exact_mismatch(int j, size_t want, Status found);
   Status swap_large(Status *disagreed);
 };
 
@@ -242,6 +243,17 @@ Status OneShotV::pair_block(int p, size_t len, size_t *theirs) {
   return mismatch(p, len, b.len);
 }
 
+// In-place alltoallv: a peer may take our pair for a swap and stage nothing
+// for us, so a wrong length found in its staging says 0; its published
+// counts (pair_block) tell the length it has, for the message.
+Status OneShotV::exact_mismatch(int j, size_t want, Status found) {
+  if (found.code() != XC_ERR_INVALID_USAGE || !d.in_place || !st.cma_ok || st.arrival(j, s).sig != c.signature())
+    return found;
+  size_t ignored = 0;
+  Status exact = pair_block(j, want, &ignored);
+  return exact.code() == XC_ERR_INVALID_USAGE ? exact : found;
+}
+
 // The swapped pairs, in the pairing's rounds (pairs that stage skip theirs).
 // A pair whose lengths disagree is skipped on both sides (each checks the
 // other's count) and reported in *disagreed; the other pairs still trade,
@@ -258,10 +270,7 @@ Status OneShotV::swap_large(Status *disagreed) {
     const ShmArrival &a = st.arrival(p, s);
     size_t theirs = 0, len = d.recvcounts[static_cast<size_t>(p)] * es;
     Status agreed = pair_block(p, len, &theirs);
-    if (agreed.code() == XC_ERR_INVALID_USAGE) {
-      if (disagreed->ok()) *disagreed = std::move(agreed);
-      continue;
-    }
+    if (!shm_swap_agreed(agreed, disagreed)) continue;
     XC_TRY(agreed);
     XC_TRY(shm_swap_block(c, st,
                           ShmSwap{p, t, out + d.rdispls[static_cast<size_t>(p)] * es, a.v.cma.buf + theirs * es, len,
@@ -307,15 +316,7 @@ Status OneShotV::alltoallv() {
   for (int k = 1; k < n && status.ok(); ++k) {
     int j = (r + k) % n;  // start at different peers: spread the load
     size_t at = d.rdispls[static_cast<size_t>(j)] * es, want = d.recvcounts[static_cast<size_t>(j)] * es;
-    if (!swapped(j)) status = fetch(j, true, out + at, want);
-    // The peer may take the pair for a swap and stage nothing for us: its
-    // published counts tell the length it has, for the message.
-    size_t ignored = 0;
-    if (status.code() == XC_ERR_INVALID_USAGE && d.in_place && st.cma_ok && st.arrival(j, s).sig == c.signature() &&
-        st.arrival(j, s).v.where != kShmVInline) {
-      Status exact = pair_block(j, want, &ignored);
-      if (exact.code() == XC_ERR_INVALID_USAGE) status = std::move(exact);
-    }
+    if (!swapped(j)) status = exact_mismatch(j, want, fetch(j, true, out + at, want));
   }
   if (read_in_place || !status.ok()) st.mark_done(s);
   if (!status.ok()) return status;

@@ -101,10 +101,7 @@ Status SingleCopy::swap_in_place() {
     size_t theirs = static_cast<size_t>(r) * d.count;
     if (v) {
       Status agreed = st.peer_block(c, p, dst(p), st.arrival(p, s).addr.counts, es, len, "alltoallv", &theirs);
-      if (agreed.code() == XC_ERR_INVALID_USAGE) {
-        if (disagreed.ok()) disagreed = std::move(agreed);
-        continue;
-      }
+      if (!shm_swap_agreed(agreed, &disagreed)) continue;
       XC_TRY(agreed);
     }
     XC_TRY(shm_swap_block(c, st,
