@@ -114,11 +114,13 @@ Status ShmColl::ensure(CollContext &c) {
   bool ok = env_get_int("XC_SHM_COLL_CMA") != 0 && (n == 1 || probe_cma(s, (me + 1) % n));
   if (!ok) s.header->cma_bad.store(1, std::memory_order_release);
   if (!shm::Doorbell::register_heavy_barrier()) s.header->heavy_bad.store(1, std::memory_order_release);
+  if (env_get_int("XC_SHM_COLL_TABLES") == 0) s.header->tables_off.store(1, std::memory_order_release);
   s.header->tested.fetch_add(1, std::memory_order_acq_rel);
   s.notify();
   XC_TRY(s.wait(c, "every rank to probe single-copy",
                 [&] { return s.header->tested.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
   s.cma_ok = s.header->cma_bad.load(std::memory_order_acquire) == 0;
+  s.tables = s.header->tables_off.load(std::memory_order_acquire) == 0;
   // Safe to switch now: whatever a peer still waits for in set-up was
   // published with the fenced ring, and from here on all use the light pair.
   s.light_bell = s.header->heavy_bad.load(std::memory_order_acquire) == 0;

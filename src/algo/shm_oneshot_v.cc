@@ -74,10 +74,12 @@ struct OneShotV {
     ShmArrival &a = mine();
     a.v.cma.src = reinterpret_cast<uint64_t>(src);
     a.v.cma.displs = reinterpret_cast<uint64_t>(displs);
-    if (displs)
+    if (displs) {
       a.v.cma.counts = reinterpret_cast<uint64_t>(counts);
-    else
+      st.publish_table(s, displs, counts);
+    } else {
       a.v.cma.bytes = bytes;
+    }
     publish(kShmVCma, bytes);
   }
   // Stage one block per destination (blocks[j] bytes at in + displs[j] * es,
@@ -130,7 +132,7 @@ struct OneShotV {
         read_in_place = true;
         size_t displ = 0;
         if (tabled) {
-          XC_TRY(st.peer_block(c, j, a.v.cma.displs, a.v.cma.counts, es, want, coll_kind_name(d.kind), &displ));
+          XC_TRY(st.peer_block(c, j, s, true, a.v.cma.displs, a.v.cma.counts, es, want, coll_kind_name(d.kind), &displ));
         } else if (a.v.cma.bytes != want) {
           return mismatch(j, want, a.v.cma.bytes);
         }
@@ -237,7 +239,8 @@ const char *OneShotV::copy_rest(const char *in) {
 Status OneShotV::pair_block(int p, size_t len, size_t *theirs) {
   const ShmArrival &a = st.arrival(p, s);
   if (a.v.where != kShmVInline)
-    return st.peer_block(c, p, a.v.cma.displs, a.v.cma.counts, es, len, coll_kind_name(d.kind), theirs);
+    return st.peer_block(c, p, s, a.v.where == kShmVCma, a.v.cma.displs, a.v.cma.counts, es, len,
+                         coll_kind_name(d.kind), theirs);
   Block b;
   memcpy(&b, st.v_staged(p, s) + static_cast<size_t>(r) * sizeof(Block), sizeof b);
   return mismatch(p, len, b.len);

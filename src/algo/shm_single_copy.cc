@@ -61,7 +61,7 @@ struct SingleCopy {
   static Status nothing(size_t, const char *, size_t) { return Status::Ok(); }
   // scatterv, alltoallv: where rank j keeps its block for us (elements).
   Status peer_block(int j, size_t want, size_t *displ) {
-    return st.peer_block(c, j, aux(j), st.arrival(j, s).addr.counts, es, want, coll_kind_name(d.kind), displ);
+    return st.peer_block(c, j, s, true, aux(j), st.arrival(j, s).addr.counts, es, want, coll_kind_name(d.kind), displ);
   }
   // A reader's error: say we are done, so the peers' finish() does not wait
   // for us until the deadline.
@@ -83,6 +83,7 @@ struct SingleCopy {
 // and reported once the other pairs have traded.
 Status SingleCopy::swap_in_place() {
   bool v = d.kind == CollKind::kAlltoallv;
+  if (v) st.publish_table(s, d.rdispls.data(), d.recvcounts.data());
   st.arrive(c, s, out(), v ? d.rdispls.data() : nullptr, nullptr, v ? d.recvcounts.data() : nullptr);
   Status disagreed = Status::Ok();
   size_t extent = static_cast<size_t>(n) * d.count * es;  // of the whole buffer, for copy_part
@@ -100,7 +101,7 @@ Status SingleCopy::swap_in_place() {
     XC_TRY(st.wait_arrived(c, p, s));
     size_t theirs = static_cast<size_t>(r) * d.count;
     if (v) {
-      Status agreed = st.peer_block(c, p, dst(p), st.arrival(p, s).addr.counts, es, len, "alltoallv", &theirs);
+      Status agreed = st.peer_block(c, p, s, true, dst(p), st.arrival(p, s).addr.counts, es, len, "alltoallv", &theirs);
       if (!shm_swap_agreed(agreed, &disagreed)) continue;
       XC_TRY(agreed);
     }
@@ -261,6 +262,7 @@ Status SingleCopy::run() {
     case CollKind::kScatterv: {
       bool v = d.kind == CollKind::kScatterv;
       bool table = v && r == d.root;
+      if (table) st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
       st.arrive(c, s, d.sendbuf, d.recvbuf, table ? d.sdispls.data() : nullptr, table ? d.sendcounts.data() : nullptr);
       if (r == d.root) {
         size_t off = (v ? d.sdispls[static_cast<size_t>(r)] : static_cast<size_t>(r) * d.count) * es;
@@ -288,6 +290,7 @@ Status SingleCopy::run() {
         return copy_in_place();
       if (d.in_place) return swap_in_place();
       const char *in = input();
+      if (v) st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
       st.arrive(c, s, in, d.recvbuf, v ? d.sdispls.data() : nullptr, v ? d.sendcounts.data() : nullptr);
       for (int k = 0; k < n; ++k) {
         int j = (r + k) % n;

@@ -149,12 +149,28 @@ Status ShmState::wait_steps(CollContext &c, std::atomic<uint64_t> ShmCtrl::*coun
   return Status::Ok();
 }
 
-Status ShmState::peer_block(CollContext &c, int r, uint64_t displs, uint64_t counts, size_t esize, size_t want,
-                            const char *op, size_t *displ) {
-  size_t count = 0, at = static_cast<size_t>(rank) * sizeof(size_t);
-  XC_TRY(cma_read(c, r, displs + at, displ, sizeof *displ));
-  XC_TRY(cma_read(c, r, counts + at, &count, sizeof count));
+Status ShmState::peer_block(CollContext &c, int r, uint64_t s, bool in_slot, uint64_t displs, uint64_t counts,
+                            size_t esize, size_t want, const char *op, size_t *displ) {
+  size_t count = 0;
+  if (in_slot && shares_tables()) {
+    const uint64_t *entry = reinterpret_cast<const uint64_t *>(small_slot(r, s)) + 2 * static_cast<size_t>(rank);
+    *displ = entry[0];
+    count = entry[1];
+  } else {
+    size_t at = static_cast<size_t>(rank) * sizeof(size_t);
+    XC_TRY(cma_read(c, r, displs + at, displ, sizeof *displ));
+    XC_TRY(cma_read(c, r, counts + at, &count, sizeof count));
+  }
   return count == want / esize ? Status::Ok() : block_mismatch(c, op, r, want, count * esize);
+}
+
+void ShmState::publish_table(uint64_t s, const size_t *displs, const size_t *counts) {
+  if (!shares_tables()) return;
+  uint64_t *table = reinterpret_cast<uint64_t *>(small_slot(rank, s));
+  for (size_t j = 0; j < static_cast<size_t>(nranks); ++j) {
+    table[2 * j] = displs[j];
+    table[2 * j + 1] = counts[j];
+  }
 }
 
 Status ShmState::block_mismatch(CollContext &c, const char *op, int r, size_t want, size_t got) const {

@@ -36,6 +36,7 @@ struct alignas(64) ShmHeader {
   std::atomic<uint32_t> tested{0};   // ranks that finished the single-copy probe
   std::atomic<uint32_t> cma_bad{0};  // some rank's probe failed (or it disabled CMA)
   std::atomic<uint32_t> heavy_bad{0};  // some rank could not register for membarrier
+  std::atomic<uint32_t> tables_off{0};  // some rank set XC_SHM_COLL_TABLES=0
 };
 
 // Bytes one-shot carries inside the arrival record itself (no slot): a small
@@ -52,6 +53,10 @@ constexpr uint64_t kShmArrivalDepth = 64;
 constexpr size_t kShmSmallSlotBytes = 4 << 10;
 constexpr uint64_t kShmSmallSlotDepth = 64;
 constexpr uint64_t kShmSlotDepth = 2;
+// A v-op's table of blocks (publish_table) lives in the small slot of its
+// op: an op entered at kShmArrivalDepth may write that slot too.
+constexpr int kShmTableMaxRanks = static_cast<int>(kShmSmallSlotBytes / (2 * sizeof(uint64_t)));
+static_assert(kShmArrivalDepth <= kShmSmallSlotDepth, "tables share the small slots' ring");
 
 // gatherv, scatterv, alltoallv under one-shot: where one rank's contribution
 // to an op lies. Only that rank knows its sizes, so it decides alone (the
@@ -152,6 +157,7 @@ struct ShmState {
   // sleepers pay a heavy barrier instead (shm::Doorbell::ring_light). Agreed
   // at set-up, since both sides of the bell must use the same pair.
   bool light_bell = false;
+  bool tables = true;  // publish_table writes (agreed at set-up: readers must know)
   int spin = 2000;
   bool prefetchw = shm_cpu_has_prefetchw();
   uint64_t op = 0;     // number of the current (last started) shm op
@@ -268,10 +274,19 @@ struct ShmState {
   Status cma(CollContext &c, int r, uint64_t remote, void *local, size_t len, bool to_remote);
   // scatterv, alltoallv read in place: where peer r keeps its block for this
   // rank (*displ, elements), from the per-destination displacements and counts
-  // it published (addresses in its memory), once its count matches the want
-  // bytes this rank expects; else XC_ERR_INVALID_USAGE naming op and peer.
-  Status peer_block(CollContext &c, int r, uint64_t displs, uint64_t counts, size_t esize, size_t want,
-                    const char *op, size_t *displ);
+  // it published for op s, once its count matches the want bytes this rank
+  // expects; else XC_ERR_INVALID_USAGE naming op and peer. in_slot: r wrote
+  // them into its small slot (publish_table); else they are read from the
+  // addresses displs and counts in its memory.
+  Status peer_block(CollContext &c, int r, uint64_t s, bool in_slot, uint64_t displs, uint64_t counts, size_t esize,
+                    size_t want, const char *op, size_t *displ);
+  // Before arriving at op s with a buffer peers read in place, one block per
+  // destination: (displacement, count) of each into our small slot of op s,
+  // so a reader finds its own with a load instead of two CMA reads (one
+  // small slot holds the table of up to kShmTableMaxRanks ranks; beyond,
+  // nothing is written and peer_block reads the arrays themselves).
+  void publish_table(uint64_t s, const size_t *displs, const size_t *counts);
+  bool shares_tables() const { return tables && nranks <= kShmTableMaxRanks; }
   // The message of a v-op whose sender and receiver disagree on a block.
   Status block_mismatch(CollContext &c, const char *op, int r, size_t want, size_t got) const;
 
