@@ -106,7 +106,7 @@ struct OneShotV {
   // recvcounts[r] there), so both take the same path.
   bool swapped(int j) const {
     return d.kind == CollKind::kAlltoallv && d.in_place && st.cma_ok && j != r &&
-           d.recvcounts[static_cast<size_t>(j)] * es >= kShmSwapMinBytes;
+           shm_swaps_pair(d.recvcounts[static_cast<size_t>(j)] * es, n);
   }
 
   Status cannot_stage(size_t bytes) const {

@@ -20,16 +20,21 @@
 
 namespace xc::algo {
 
-// One-shot-v swaps a pair's blocks from this size on; below, staging or one
-// published copy costs less than the swap's hand-shake per chunk (4 ranks on
-// 2 cores, 1 MiB blocks: 1480 -> 1066 us; 128 KiB before, docs/design.md).
-constexpr size_t kShmSwapMinBytes = 4 << 20;
 // Single copy's in-place alltoall copies what it sends into scratch and lets
 // the peers read that copy (two hand-shakes per op) when the whole buffer is
 // in [min, max); beyond, the swap's fewer bytes in flight win; below, its
 // smaller scratch (2 and 4 ranks, docs/design.md).
 constexpr size_t kShmCopyInPlaceMinBytes = 2 << 20;
 constexpr size_t kShmCopyInPlaceMaxBytes = 16 << 20;
+// One-shot-v swaps a pair's blocks from this size on, and only where n blocks
+// that size reach single copy's swap size; below, staging or one published
+// copy costs less than the swap's hand-shake per chunk (4 ranks on 2 cores,
+// 1 MiB blocks: 1480 -> 1066 us; 2 ranks, 4 MiB blocks: 1030 -> 710 us,
+// docs/design.md). Both ends of a pair see its one length, so both decide alike.
+constexpr size_t kShmSwapMinBytes = 4 << 20;
+inline bool shm_swaps_pair(size_t bytes, int nranks) {
+  return bytes >= kShmSwapMinBytes && bytes * static_cast<size_t>(nranks) >= kShmCopyInPlaceMaxBytes;
+}
 
 // Rounds of the pairing, and rank r's partner in round t (itself: r sits
 // this round out). Every pair meets exactly once, both sides in one round.

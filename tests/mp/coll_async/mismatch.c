@@ -59,18 +59,23 @@ static xc_result_t v_case(int c, xc_comm_t comm, void *buf, void *out) {
 }
 
 /* In-place alltoallv: pairs trade their blocks, so a pair must agree on its
-   length. Blocks of 4 MiB are swapped in place (one-shot-v's swap size;
-   single copy swaps every pair): both ends of the pair that disagrees report
-   it, the other pairs still trade, and the disagreeing blocks stay as they
-   were. one_swaps: rank 0's length is one below the swap size, so only the
-   last rank takes that pair for a swap. Block p of rank r holds aval(p, r, .)
-   before the op and aval(r, p, .) after it. */
-enum { kSwapBig = 1 << 20 };
+   length. Blocks of swap_elems() are swapped in place (one-shot-v's swap
+   size: 4 MiB, and 16 MiB for n such blocks; single copy swaps every pair):
+   both ends of the pair that disagrees report it, the other pairs still
+   trade, and the disagreeing blocks stay as they were. one_swaps: rank 0's
+   length is one below the swap size, so only the last rank takes that pair
+   for a swap. Block p of rank r holds aval(p, r, .) before the op and
+   aval(r, p, .) after it. */
+static size_t swap_elems(void) {
+  size_t least = (size_t)1 << 20, whole = (size_t)4 << 20; /* int32 elements of 4 MiB and of 16 MiB */
+  size_t share = (whole + (size_t)a_size - 1) / (size_t)a_size;
+  return share > least ? share : least;
+}
 static xc_result_t swap_case(xc_comm_t comm, int32_t *buf, int one_swaps) {
   int last = a_size - 1;
-  size_t at = 0;
+  size_t at = 0, big = swap_elems();
   for (int p = 0; p < a_size; ++p) {
-    v_recv[p] = kSwapBig + (!one_swaps && a_rank == last && p == 0) - (one_swaps && a_rank == 0 && p == last);
+    v_recv[p] = big + (!one_swaps && a_rank == last && p == 0) - (one_swaps && a_rank == 0 && p == last);
     v_rdispls[p] = at, at += v_recv[p];
     for (size_t k = 0; k < v_recv[p]; ++k) buf[v_rdispls[p] + k] = aval(p, a_rank, k);
   }
@@ -133,7 +138,7 @@ static int may_succeed(int c) {
 int main(int argc, char **argv) {
   xc_comm_t world;
   a_init(argc, argv, &world);
-  size_t max = (size_t)kSwapBig * (size_t)a_size + 1;
+  size_t max = swap_elems() * (size_t)a_size + 1;
   int32_t *buf = calloc(max, sizeof(int32_t)), *out = calloc(max, sizeof(int32_t));
   for (int c = 0; c < kCases; ++c) {
     if (a_size < 2 || (c == kRoot && a_size < 3)) break; /* no one to disagree with (root: see may_succeed) */
