@@ -126,6 +126,7 @@ std::string all_algo_names() {
 size_t shm_oneshot_limit(CollKind kind, int nranks, Locality loc) {
   size_t most = kShmOneShotMaxBytes;
   if (!loc.single_copy || oversubscribed(nranks)) return most;
+  if (kind == CollKind::kReduce) return std::min(most, kShmOneShotRootReduceMaxBytes);
   if (reduces_to_blocks(kind) || kind == CollKind::kScan || kind == CollKind::kExscan)
     return std::min(most, kShmOneShotReduceMaxBytes);
   // allgather(v)/gather(v): bytes is one block and a rank copies n of them.

@@ -84,6 +84,10 @@ constexpr size_t kAlltoallBruckMaxBytes = 256;              // per peer; at or b
 // measured on 2 cores, docs/design.md); oversubscribed, up to one-shot's
 // staging limit, since single copy's extra barrier costs context switches.
 constexpr size_t kShmOneShotReduceMaxBytes = 16 << 10;  // reductions: the vector
+// reduce (one result, at the root): single copy's second transfer (into the
+// root) and done barrier cost more than one-shot's staging up to here
+// (2 ranks, 32 KiB: 3.04-3.31 against 3.46-3.68 us; 64 KiB: 6.0-6.5 against 5.4-6.1).
+constexpr size_t kShmOneShotRootReduceMaxBytes = 32 << 10;
 constexpr size_t kShmOneShotMoveMaxBytes = 8 << 10;     // data movement: what the widest rank copies
 // Large ops beyond cache, where streaming the outputs from a staging pipeline
 // beats single copy's kernel copies (measured on 2 cores, docs/design.md):

@@ -44,8 +44,9 @@ struct OneShot {
   }
   int avg(int m) const { return d.op == XC_AVG ? m : 0; }
 
-  // out = slot(0..m) reduced, at byte offset off of each slot.
-  void reduce_slots(void *dst, size_t count, int m, size_t off) {
+  // out = slot(0..m) reduced, at byte offset off of each slot; own, if
+  // given, stands in for this rank's slot (its input, never staged).
+  void reduce_slots(void *dst, size_t count, int m, size_t off, const char *own = nullptr) {
     const char *srcs[64];
     std::vector<const char *> many;
     const char **p = srcs;
@@ -53,7 +54,7 @@ struct OneShot {
       many.resize(static_cast<size_t>(m));
       p = many.data();
     }
-    for (int j = 0; j < m; ++j) p[j] = slot(j);
+    for (int j = 0; j < m; ++j) p[j] = own && j == r ? own : slot(j);
     shm_reduce_ptrs(st, dst, count, d.dtype, d.op, m, avg(m), p, off);
   }
 
@@ -118,11 +119,15 @@ Status OneShot::run() {
       return Status::Ok();
 
     case CollKind::kReduce:
-      stage(input(), bytes);
+      // Only the root reads the slots: it reduces its own input in place of
+      // its slot. (Staging in pieces behind a counter, so the root reduces
+      // piece k while the others copy piece k + 1, measured no better: 32 KiB
+      // on 2 ranks 2.97 against 3.1-3.4 us with 8 KiB pieces.)
+      if (r != d.root) stage(input(), bytes);
       arrive();
       if (r != d.root) return Status::Ok();
       XC_TRY(st.wait_all_arrived(c, s));
-      reduce_slots(out(), d.count, n, 0);
+      reduce_slots(out(), d.count, n, 0, input());
       return Status::Ok();
 
     case CollKind::kAllreduce:

@@ -980,6 +980,11 @@ void selector_policy(void **) {
   assert_true(choose(CollKind::kAllgather, 256 << 10, 2, local_cma, true) == Algo::kShmSingleCopy);
   // in_place weighs only where every rank shares it.
   assert_true(choose(CollKind::kReduceScatter, 64 << 20, 4, local_cma, true) == Algo::kShmSingleCopy);
+  // reduce stays one-shot further than allreduce (one result: single copy's
+  // transfer into the root and its done barrier cost more).
+  assert_true(choose(CollKind::kReduce, 32 << 10, 2, local_cma, false) == Algo::kShmOneShot);
+  assert_true(choose(CollKind::kReduce, (32 << 10) + 4, 2, local_cma, false) == Algo::kShmSingleCopy);
+  assert_true(choose(CollKind::kAllreduce, 32 << 10, 2, local_cma, false) == Algo::kShmSingleCopy);
   // Sizes only some ranks know: one-shot, each rank staging its own part or
   // publishing it for single copy, so only where single copy works.
   assert_true(choose(CollKind::kGatherv, 0, 4, local, false) == Algo::kLinear);

@@ -25,7 +25,8 @@
 static const size_t kCounts[] = {0, 1, 2, 7, 33, 1001};
 static const size_t kQuickCounts[] = {0, 1, 7, 1001, 16411}; /* the last: > 64 KiB in 4- and 8-byte types */
 /* The selector's thresholds in bytes (src/algo/selector.h: kAlltoallBruckMaxBytes,
-   kShmOneShotMoveMaxBytes, kShmOneShotReduceMaxBytes, kAllreduceRingMinBytes =
+   kShmOneShotMoveMaxBytes, kShmOneShotReduceMaxBytes, kShmOneShotRootReduceMaxBytes,
+   kAllreduceRingMinBytes =
    kAllgatherRingMinBytes = kGatherLinearMinBytes = kReduceScatterRingMinBytes =
    kShmOneShotMaxBytes, kBroadcastScatterMinBytes =
    kReduceScatterGatherMinBytes). Each is met from one element below and one
@@ -36,7 +37,7 @@ static const size_t kQuickCounts[] = {0, 1, 7, 1001, 16411}; /* the last: > 64 K
    (shm_oneshot_limit) and publishes it for single copy above, and the
    uneven v-counts put ranks on both sides at once. These run with the
    dtypes and reduction below, at the last rank as root. */
-static const size_t kThresholdBytes[] = {256, 8 << 10, 16 << 10, 64 << 10, 512 << 10};
+static const size_t kThresholdBytes[] = {256, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 512 << 10};
 static const xc_dtype_t kThresholdDtypes[] = {XC_INT32, XC_BFLOAT16};
 /* ------------------------------------------------------------------------------ */
 
