@@ -55,6 +55,18 @@ bool probe_cma(ShmState &st, int r) {
   return err == 0 && got == kProbeMagic;
 }
 
+// Rank 0 unlinks the segment once every rank mapped it, or when it gave up
+// the op, as when a member met it with another op and reported that: a rank
+// that finds it gone waits (within the op's deadline) for such a report and
+// fails with it, else with why the segment could not be opened.
+Status segment_gone(CollContext &c, Status failed) {
+  for (;;) {
+    XC_TRY(c.mismatch_reported());
+    if (c.deadline().expired()) return std::move(failed.with_context("shared-memory collectives (rank 0 removed the segment)"));
+    shm_yield();
+  }
+}
+
 }  // namespace
 
 ShmColl::ShmColl() = default;
@@ -79,7 +91,9 @@ Status ShmColl::ensure(CollContext &c) {
   } else {
     XC_TRY(c.recv(0, name, sizeof name));
     name[kNameBytes - 1] = '\0';
-    XC_TRY_CTX(shm::Segment::attach(name, bytes, &st->segment), "shared-memory collectives");
+    Status attached = shm::Segment::attach(name, bytes, &st->segment);
+    if (!attached.ok() && shm::Segment::gone(name)) return segment_gone(c, std::move(attached));
+    XC_TRY_CTX(std::move(attached), "shared-memory collectives");
   }
   layout(*st);
   for (int r = 0; r < n; ++r) st->fabric_ranks.push_back(c.fabric_rank(r));

@@ -85,7 +85,11 @@ Status OneShot::relay_prefix() {
     if (!ex && !d.in_place && bytes) memcpy(out(), input(), bytes);
     return Status::Ok();
   }
-  XC_TRY(st.wait_arrived(c, r - 1, s));
+  Status got = st.wait_arrived(c, r - 1, s);
+  if (!got.ok()) {  // rank r+1 waits for our prefix: tell it
+    st.give_up(s, got.code());
+    return got;
+  }
   const char *prefix = slot(r - 1);
   if (bytes == 0) {
     arrive();

@@ -38,10 +38,19 @@ inline void shm_publish_progress(ShmState &st, uint64_t s, uint64_t value) {
   shm_publish_word(st, shm_progress_word(st, st.rank, s), value);
 }
 
-// Waits until rank r's counter for op s reaches at_least; *seen gets its value.
+// Waits until rank r's counter for op s reaches at_least; *seen gets its
+// value. Fails at once if r gave up the op (ShmState::give_up).
 inline Status shm_wait_progress(CollContext &c, ShmState &st, int r, uint64_t s, uint64_t at_least, const char *what,
                                 uint64_t *seen = nullptr) {
-  return shm_wait_word(c, st, shm_progress_word(st, r, s), at_least, what, seen);
+  const uint64_t *word = shm_progress_word(st, r, s);
+  uint64_t v = 0;
+  bool quit = false;
+  XC_TRY(st.wait(c, what, [&] {
+    return (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) >= at_least || (quit = st.gave_up(r, s));
+  }));
+  if (quit) return st.gave_up_error(c, r, s);
+  if (seen) *seen = v;
+  return Status::Ok();
 }
 
 // The chained scan runs scan/exscan of every dtype and op but float16,

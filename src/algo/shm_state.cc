@@ -110,12 +110,27 @@ Status ShmState::wait_arrived_slow(CollContext &c, int r, uint64_t s) {
   const ShmArrival &their = ctrl[r].arrival[s % kShmArrivalDepth];
   XC_TRY(wait(c, "a peer to arrive", [&] { return their.flag.load(std::memory_order_acquire) >= s; }));
   uint32_t theirs = their.sig;
+  if (theirs == kSigGaveUp) return gave_up_error(c, r, s);
   if (theirs != c.signature())
     return Error(XC_ERR_INVALID_USAGE,
                  "collective mismatch: rank %d runs %s (op #%d) while rank %d runs %s (op #%d)", rank,
                  describe_signature(c.signature()).c_str(), c.seq(), r, describe_signature(theirs).c_str(),
                  their.seq);
   return Status::Ok();
+}
+
+void ShmState::give_up(uint64_t s, xc_result_t code) {
+  ShmArrival &me = ctrl[rank].arrival[s % kShmArrivalDepth];
+  __atomic_store_n(&me.seq, static_cast<int32_t>(code), __ATOMIC_RELAXED);
+  __atomic_store_n(&me.sig, kSigGaveUp, __ATOMIC_RELEASE);
+  me.flag.store(s, std::memory_order_release);  // also where it had not arrived yet
+  notify();
+}
+
+Status ShmState::gave_up_error(CollContext &c, int r, uint64_t s) const {
+  auto code = static_cast<xc_result_t>(__atomic_load_n(&arrival(r, s).seq, __ATOMIC_RELAXED));
+  return Error(code, "rank %d gave up op #%d, which this rank needs its part of (rank %d's error says why)", r,
+               c.seq(), r);
 }
 
 Status ShmState::wait_all_arrived(CollContext &c, uint64_t s) {

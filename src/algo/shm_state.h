@@ -235,6 +235,15 @@ struct ShmState {
     for (size_t off = 0; off < bytes && off < kShmPrefetchSlotBytes; off += 64) shm_prefetch_for_write(next + off, prefetchw);
   }
   const ShmArrival &arrival(int r, uint64_t s) const { return ctrl[r].arrival[s % kShmArrivalDepth]; }
+  // This rank failed op s (code) where peers wait for its part (a chain of
+  // prefixes): mark its arrival record with kSigGaveUp and the code, so they
+  // fail too (wait_arrived, shm_wait_progress) instead of at the deadline.
+  void give_up(uint64_t s, xc_result_t code);
+  bool gave_up(int r, uint64_t s) const {
+    return __atomic_load_n(&arrival(r, s).sig, __ATOMIC_ACQUIRE) == kSigGaveUp;
+  }
+  // The error of a rank that found rank r gave up op s.
+  Status gave_up_error(CollContext &c, int r, uint64_t s) const;
   // Wait until rank r arrived at s and check that it runs the same op.
   // Inline when r already arrived at the same op (the slow path waits and
   // explains a mismatch).

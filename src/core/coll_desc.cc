@@ -65,6 +65,7 @@ bool rooted(CollKind kind) {
 
 // Stands in for 0 (an int8 barrier): no op produces it, a barrier carries no count.
 constexpr uint32_t kSigNonZero = 1u << 31;
+static_assert(XC_FLOAT64 < 0xf, "dtype bits 15 mark kSigGaveUp");
 
 }  // namespace
 

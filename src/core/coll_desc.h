@@ -145,6 +145,10 @@ struct CollDesc {
 // no root whose placement every rank must share (placement_agrees) carry
 // XC_IN_PLACE in the root's lowest bit instead: their algorithm depends on it.
 uint32_t coll_signature(const CollDesc &d);
+// A signature no op has (dtype bits 15: no such dtype). A shared-memory rank
+// that gave up an op publishes it in its arrival record, so the ranks that
+// wait for its part fail at once instead of at the deadline.
+constexpr uint32_t kSigGaveUp = (1u << 31) | (0xfu << 4);
 // allreduce, allgather(v), alltoall(v): XC_IN_PLACE at every rank or at
 // none, as MPI asks (the selector weighs it for the first three, and
 // in-place alltoall(v) trades blocks in pairs, so a mix would not match).

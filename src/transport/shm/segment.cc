@@ -85,4 +85,10 @@ Status Segment::attach(const std::string &name, size_t bytes, Segment *out) {
   return Status::Ok();
 }
 
+bool Segment::gone(const std::string &name) {
+  int fd = shm_open(name.c_str(), O_RDONLY, 0);
+  if (fd >= 0) close(fd);
+  return fd < 0 && errno == ENOENT;
+}
+
 }  // namespace xc::shm

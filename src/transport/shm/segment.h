@@ -23,6 +23,8 @@ class Segment {
   static Status create(const std::string &name, size_t bytes, Segment *out);
   // Map an existing segment; its size must be at least bytes.
   static Status attach(const std::string &name, size_t bytes, Segment *out);
+  // No segment of this name exists (any more): its creator unlinked it.
+  static bool gone(const std::string &name);
   // Remove the name (the memory stays mapped where it is). Idempotent.
   void unlink();
 

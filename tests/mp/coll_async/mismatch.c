@@ -22,6 +22,8 @@ enum Case {
   kScattervCounts,
   kAlltoallvInPlace,
   kAlltoallvInPlaceOneSwaps,
+  kScanChain,
+  kScanChainBig,
   kRoot,
   kCases
 };
@@ -37,6 +39,8 @@ static const char *case_name[] = {"dtype",
                                   "scatterv: the root sends the last rank more than it expects (large)",
                                   "in-place alltoallv: the last rank's length for its pair with rank 0 is longer (large)",
                                   "in-place alltoallv: rank 0's length for its pair with the last rank is below the swap size",
+                                  "exscan at rank 1, scan elsewhere",
+                                  "exscan at rank 1, scan elsewhere (large)",
                                   "root"};
 
 /* v-ops whose counts disagree between sender and receiver, large enough that
@@ -118,6 +122,11 @@ static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
     case kScattervCounts: return v_case(c, comm, buf, out);
     case kAlltoallvInPlace:
     case kAlltoallvInPlaceOneSwaps: return swap_case(comm, buf, c == kAlltoallvInPlaceOneSwaps);
+    case kScanChain:
+    case kScanChainBig: /* ranks after rank 1 wait for its prefix (a chain), or read its record */
+      if (c == kScanChainBig) n = 300000;
+      return a_rank == 1 ? xc_exscan(buf, out, n, XC_INT32, XC_SUM, comm)
+                         : xc_scan(buf, out, n, XC_INT32, XC_SUM, comm);
     default: /* the last rank names itself root, the others rank 0 */
       return xc_broadcast(buf, n, XC_INT32, odd ? a_rank : 0, comm);
   }
@@ -132,6 +141,7 @@ static int may_succeed(int c) {
   if (c == kScattervCounts) return a_rank != a_size - 1;
   if (is_swap_case(c)) return a_rank != 0 && a_rank != a_size - 1; /* the pairs that agree */
   if (c == kKindNonblocking) return a_rank == 0;
+  if (c == kScanChain || c == kScanChainBig) return a_rank == 0; /* reads no one's prefix */
   return 0;
 }
 
