@@ -276,7 +276,7 @@ Status OneShotV::swap_large(Status *disagreed) {
     if (!shm_swap_agreed(agreed, disagreed)) continue;
     XC_TRY(agreed);
     XC_TRY(shm_swap_block(c, st,
-                          ShmSwap{p, t, out + d.rdispls[static_cast<size_t>(p)] * es, a.v.cma.buf + theirs * es, len,
+                          ShmSwap{p, t, s, out + d.rdispls[static_cast<size_t>(p)] * es, a.v.cma.buf + theirs * es, len,
                                   extent, &mine().v.cma.progress, &a.v.cma.progress}));
   }
   return Status::Ok();

@@ -106,7 +106,7 @@ Status SingleCopy::swap_in_place() {
       XC_TRY(agreed);
     }
     XC_TRY(shm_swap_block(c, st,
-                          ShmSwap{p, t, out() + mine, src(p) + theirs * es, len, extent, shm_progress_word(st, r, s),
+                          ShmSwap{p, t, s, out() + mine, src(p) + theirs * es, len, extent, shm_progress_word(st, r, s),
                                   shm_progress_word(st, p, s)}));
   }
   return disagreed;

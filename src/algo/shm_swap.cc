@@ -20,8 +20,9 @@ int shm_swap_partner(int n, int r, int t) {
   return p == r && m != n ? m : p;
 }
 
-Status shm_swap_block(CollContext &c, ShmState &st, const ShmSwap &w) {
-  if (w.len == 0) return Status::Ok();
+namespace {
+
+Status swap(CollContext &c, ShmState &st, const ShmSwap &w) {
   char *bounce[2] = {st.scratch.data(), st.scratch.data() + kShmCmaChunkBytes};
   uint64_t base = static_cast<uint64_t>(w.round + 1) << 32;
   size_t chunks = (w.len + kShmCmaChunkBytes - 1) / kShmCmaChunkBytes;
@@ -35,10 +36,23 @@ Status shm_swap_block(CollContext &c, ShmState &st, const ShmSwap &w) {
       XC_TRY(st.cma_read(c, w.partner, w.theirs + (k + 1) * kShmCmaChunkBytes, bounce[(k + 1) % 2], piece(k + 1)));
       shm_publish_word(st, w.my_counter, base + k + 2);
     }
-    XC_TRY(shm_wait_word(c, st, w.their_counter, base + k + 1, "the partner to read its part of an in-place alltoall"));
+    bool quit = false;
+    XC_TRY(st.wait(c, "the partner to read its part of an in-place alltoall", [&] {
+      return __atomic_load_n(w.their_counter, __ATOMIC_ACQUIRE) >= base + k + 1 || (quit = st.gave_up(w.partner, w.op));
+    }));
+    if (quit) return st.gave_up_error(c, w.partner, w.op);
     cpu::copy_part(w.mine + k * kShmCmaChunkBytes, bounce[k % 2], piece(k), w.extent);
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status shm_swap_block(CollContext &c, ShmState &st, const ShmSwap &w) {
+  if (w.len == 0) return Status::Ok();
+  Status got = swap(c, st, w);
+  if (!got.ok()) st.give_up(w.op, got.code());
+  return got;
 }
 
 }  // namespace xc::algo

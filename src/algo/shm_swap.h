@@ -45,6 +45,7 @@ int shm_swap_partner(int n, int r, int t);
 struct ShmSwap {
   int partner;
   int round;
+  uint64_t op;                    // the shm op number (its arrival records)
   char *mine;                     // our block for the partner; receives its block for us
   uint64_t theirs;                // the partner's block for us, in its address space
   size_t len;                     // bytes, the same on both sides
@@ -52,6 +53,8 @@ struct ShmSwap {
   uint64_t *my_counter;           // this rank's progress counter for the op
   const uint64_t *their_counter;  // the partner's, read only after it arrived
 };
+// A side that fails marks the op given up (ShmState::give_up), so its
+// partners, in this pair or a later one, fail at once instead of at the deadline.
 Status shm_swap_block(CollContext &c, ShmState &st, const ShmSwap &w);
 
 // After a pair's length check (ShmState::peer_block): whether to swap. A
