@@ -106,9 +106,28 @@ void ShmState::arrive(CollContext &c, uint64_t s, const void *src, const void *d
   arrive_inline(c, s);
 }
 
+// Oversubscribed, a waiter yields at once: the rank it waits for may need
+// its core. Not so when that rank last ran on another core and every rank
+// last seen on ours has arrived at op s: they only wait too, so yielding to
+// them costs a switch there and back while the other core catches up.
+int ShmState::arrival_spins(int r, uint64_t s) {
+  if (!oversubscribed) return spin;
+  int mine = sched_getcpu();
+  if (mine < 0) return spin;
+  if (ctrl[rank].cpu.load(std::memory_order_relaxed) != mine) ctrl[rank].cpu.store(mine, std::memory_order_relaxed);
+  int theirs = ctrl[r].cpu.load(std::memory_order_relaxed);
+  if (theirs < 0 || theirs == mine) return spin;
+  for (int q = 0; q < nranks; ++q)
+    if (q != rank && ctrl[q].cpu.load(std::memory_order_relaxed) == mine &&
+        ctrl[q].arrival[s % kShmArrivalDepth].flag.load(std::memory_order_acquire) < s)
+      return spin;
+  return std::max(spin, kShmMateSpins);
+}
+
 Status ShmState::wait_arrived_slow(CollContext &c, int r, uint64_t s) {
   const ShmArrival &their = ctrl[r].arrival[s % kShmArrivalDepth];
-  XC_TRY(wait(c, "a peer to arrive", [&] { return their.flag.load(std::memory_order_acquire) >= s; }));
+  XC_TRY(wait(c, "a peer to arrive", [&] { return their.flag.load(std::memory_order_acquire) >= s; },
+              arrival_spins(r, s)));
   uint32_t theirs = their.sig;
   if (theirs == kSigGaveUp) return gave_up_error(c, r, s);
   if (theirs != c.signature())
