@@ -62,7 +62,8 @@ bool probe_cma(ShmState &st, int r) {
 Status segment_gone(CollContext &c, Status failed) {
   for (;;) {
     XC_TRY(c.mismatch_reported());
-    if (c.deadline().expired()) return std::move(failed.with_context("shared-memory collectives (rank 0 removed the segment)"));
+    if (c.deadline().expired())
+      return std::move(failed.with_context("shared-memory collectives (rank 0 removed the segment)"));
     shm_yield();
   }
 }

@@ -132,7 +132,8 @@ struct OneShotV {
         read_in_place = true;
         size_t displ = 0;
         if (tabled) {
-          XC_TRY(st.peer_block(c, j, s, true, a.v.cma.displs, a.v.cma.counts, es, want, coll_kind_name(d.kind), &displ));
+          XC_TRY(st.peer_block(c, j, s, true, a.v.cma.displs, a.v.cma.counts, es, want, coll_kind_name(d.kind),
+                               &displ));
         } else if (a.v.cma.bytes != want) {
           return mismatch(j, want, a.v.cma.bytes);
         }

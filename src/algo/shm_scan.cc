@@ -46,18 +46,6 @@ size_t scan_chunk_bytes(size_t bytes, int n) {
 // (2 MiB 200 -> 80 us, 32 MiB 6.0 -> 2.8 ms; 128 KiB no better).
 constexpr size_t kExscanSplitMinBytes = 2 * kShmCmaChunkBytes;
 
-Status chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s);
-
-}  // namespace
-
-Status shm_scan_chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
-  Status got = chain(c, d, st, s);
-  if (!got.ok()) st.give_up(s, got.code());  // our neighbours wait on our counter
-  return got;
-}
-
-namespace {
-
 Status chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
   int n = c.size(), r = c.rank();
   bool ex = d.kind == CollKind::kExscan, last = r == n - 1;
@@ -123,5 +111,11 @@ Status chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
 }
 
 }  // namespace
+
+Status shm_scan_chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
+  Status got = chain(c, d, st, s);
+  if (!got.ok()) st.give_up(s, got.code());  // our neighbours wait on our counter
+  return got;
+}
 
 }  // namespace xc::algo

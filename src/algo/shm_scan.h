@@ -21,28 +21,15 @@ inline uint64_t *shm_progress_word(ShmState &st, int r, uint64_t s) {
 }
 
 // A counter word in the segment: publish a new value (release, rings the
-// bell for sleepers) or wait until it reaches at_least (*seen: its value).
+// bell for sleepers) or wait until rank r's word for op s reaches at_least
+// (*seen: its value); the wait fails at once if r gave up the op
+// (ShmState::give_up).
 inline void shm_publish_word(ShmState &st, uint64_t *word, uint64_t value) {
   __atomic_store_n(word, value, __ATOMIC_RELEASE);
   st.notify();
 }
-inline Status shm_wait_word(CollContext &c, ShmState &st, const uint64_t *word, uint64_t at_least, const char *what,
-                            uint64_t *seen = nullptr) {
-  uint64_t v = 0;
-  XC_TRY(st.wait(c, what, [&] { return (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) >= at_least; }));
-  if (seen) *seen = v;
-  return Status::Ok();
-}
-
-inline void shm_publish_progress(ShmState &st, uint64_t s, uint64_t value) {
-  shm_publish_word(st, shm_progress_word(st, st.rank, s), value);
-}
-
-// Waits until rank r's counter for op s reaches at_least; *seen gets its
-// value. Fails at once if r gave up the op (ShmState::give_up).
-inline Status shm_wait_progress(CollContext &c, ShmState &st, int r, uint64_t s, uint64_t at_least, const char *what,
-                                uint64_t *seen = nullptr) {
-  const uint64_t *word = shm_progress_word(st, r, s);
+inline Status shm_wait_word(CollContext &c, ShmState &st, int r, uint64_t s, const uint64_t *word, uint64_t at_least,
+                            const char *what, uint64_t *seen = nullptr) {
   uint64_t v = 0;
   bool quit = false;
   XC_TRY(st.wait(c, what, [&] {
@@ -51,6 +38,16 @@ inline Status shm_wait_progress(CollContext &c, ShmState &st, int r, uint64_t s,
   if (quit) return st.gave_up_error(c, r, s);
   if (seen) *seen = v;
   return Status::Ok();
+}
+
+inline void shm_publish_progress(ShmState &st, uint64_t s, uint64_t value) {
+  shm_publish_word(st, shm_progress_word(st, st.rank, s), value);
+}
+
+// Waits until rank r's counter for op s reaches at_least (as shm_wait_word).
+inline Status shm_wait_progress(CollContext &c, ShmState &st, int r, uint64_t s, uint64_t at_least, const char *what,
+                                uint64_t *seen = nullptr) {
+  return shm_wait_word(c, st, r, s, shm_progress_word(st, r, s), at_least, what, seen);
 }
 
 // The chained scan runs scan/exscan of every dtype and op but float16,

@@ -22,7 +22,7 @@ int shm_swap_partner(int n, int r, int t) {
 
 namespace {
 
-Status swap(CollContext &c, ShmState &st, const ShmSwap &w) {
+Status trade(CollContext &c, ShmState &st, const ShmSwap &w) {
   char *bounce[2] = {st.scratch.data(), st.scratch.data() + kShmCmaChunkBytes};
   uint64_t base = static_cast<uint64_t>(w.round + 1) << 32;
   size_t chunks = (w.len + kShmCmaChunkBytes - 1) / kShmCmaChunkBytes;
@@ -36,11 +36,8 @@ Status swap(CollContext &c, ShmState &st, const ShmSwap &w) {
       XC_TRY(st.cma_read(c, w.partner, w.theirs + (k + 1) * kShmCmaChunkBytes, bounce[(k + 1) % 2], piece(k + 1)));
       shm_publish_word(st, w.my_counter, base + k + 2);
     }
-    bool quit = false;
-    XC_TRY(st.wait(c, "the partner to read its part of an in-place alltoall", [&] {
-      return __atomic_load_n(w.their_counter, __ATOMIC_ACQUIRE) >= base + k + 1 || (quit = st.gave_up(w.partner, w.op));
-    }));
-    if (quit) return st.gave_up_error(c, w.partner, w.op);
+    XC_TRY(shm_wait_word(c, st, w.partner, w.op, w.their_counter, base + k + 1,
+                         "the partner to read its part of an in-place alltoall"));
     cpu::copy_part(w.mine + k * kShmCmaChunkBytes, bounce[k % 2], piece(k), w.extent);
   }
   return Status::Ok();
@@ -50,7 +47,7 @@ Status swap(CollContext &c, ShmState &st, const ShmSwap &w) {
 
 Status shm_swap_block(CollContext &c, ShmState &st, const ShmSwap &w) {
   if (w.len == 0) return Status::Ok();
-  Status got = swap(c, st, w);
+  Status got = trade(c, st, w);
   if (!got.ok()) st.give_up(w.op, got.code());
   return got;
 }

@@ -24,7 +24,7 @@ const std::vector<EnvVar> &env_registry() {
       {"XC_SHM_CHUNK_BYTES", "65536", "Size of the pieces a large message is pipelined in through the ring."},
       {"XC_SHM_LARGE", "copy", "Large-message path on one host: copy (pipelined through shared memory) or cma (process_vm_readv)."},
       {"XC_SPIN", "", "Polls a waiting rank spins before it sleeps (default: 2000, or 20 when ranks outnumber cores; then it polls with sched_yield)."},
-      {"XC_SHM_COLL_SPIN", "", "Polls a rank spins in a shared-memory collective before it yields the core (default: 2000, or 0 when ranks outnumber cores)."},
+      {"XC_SHM_COLL_SPIN", "", "Polls a rank spins in a shared-memory collective before it yields the core (default: 2000, or 0 when ranks outnumber cores, then up to 300 while only ranks last seen on other cores are missing)."},
       {"XC_SHM_COLL_CMA", "1", "0: never let shared-memory collectives read peers' memory with process_vm_readv (single copy)."},
       {"XC_SHM_COLL_TABLES", "1", "0: a rank reading a peer's block in place (scatterv, alltoallv) fetches its displacement and count from the peer's arrays with process_vm_readv, as beyond 256 ranks, instead of from the table in shared memory."},
       {"XC_TOPO_FILE", "", "Read the host topology from this JSON description (as under tests/topo/) instead of probing the machine."},
