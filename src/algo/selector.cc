@@ -29,12 +29,6 @@ bool reduces_to_blocks(CollKind kind) {
          kind == CollKind::kReduceScatterv;
 }
 
-// More ranks than this host has cores (the ranks of an all-local op).
-bool oversubscribed(int nranks) {
-  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores > 0 && nranks > cores;
-}
-
 // Whether a large op goes through a staging pipeline (two-shot, staged)
 // rather than single copy: bytes as selection_bytes counts them.
 bool pipeline_beats_single_copy(CollKind kind, size_t bytes, int nranks, bool in_place) {
@@ -120,6 +114,11 @@ std::string all_algo_names() {
 }
 
 }  // namespace
+
+bool oversubscribed(int nranks) {
+  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 && nranks > cores;
+}
 
 // One-shot's reach: up to its staging limit, or less where single copy is
 // faster (ranks on cores of their own; every rank sees the same core count).

@@ -42,6 +42,11 @@ struct Locality {
   bool single_copy = false;  // ... and peers' buffers can be read directly
 };
 
+// More ranks than this host has cores (the ranks of an all-local op): the
+// selector and the shared-memory waits (ShmState::oversubscribed) use this
+// one rule, so every rank of a host decides alike.
+bool oversubscribed(int nranks);
+
 // The bytes the selector decides on, equal on every rank of the op: what one
 // rank contributes (broadcast/reduce/allreduce/scan: the vector; allgather/
 // gather: one block; scatter/reduce_scatter/alltoall: all n blocks;

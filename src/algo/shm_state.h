@@ -243,7 +243,7 @@ struct ShmState {
   const ShmArrival &arrival(int r, uint64_t s) const { return ctrl[r].arrival[s % kShmArrivalDepth]; }
   // This rank failed op s (code) where peers wait for its part (a chain of
   // prefixes): mark its arrival record with kSigGaveUp and the code, so they
-  // fail too (wait_arrived, shm_wait_progress) instead of at the deadline.
+  // fail too (wait_arrived, shm_wait_word) instead of at the deadline.
   void give_up(uint64_t s, xc_result_t code);
   bool gave_up(int r, uint64_t s) const {
     return __atomic_load_n(&arrival(r, s).sig, __ATOMIC_ACQUIRE) == kSigGaveUp;

@@ -142,15 +142,12 @@ std::vector<std::string> rank_env(const std::vector<std::string> &common, const 
 //   threads) of its node; the ranks of one node are spread evenly over its
 //   cores, so a node's cache and memory bandwidth are shared out evenly
 //   while ranks r and r+1 stay close. More ranks than cores on a node: they
-//   share cores in turn (a warning when --bind-to core was asked for).
+//   share cores in turn, with a warning.
 // * --bind-to numa: every cpu of the rank's node.
 // * --bind-to none: xcrun's own affinity, untouched.
-// * Default: core, also with more ranks than cores. Ranks that share a core
-//   then stay on it, which the shared-memory collectives' waits count on
-//   (a waiter spins instead of yielding while only ranks of other cores are
-//   missing, src/algo/shm_state.cc): 4 ranks on 2 cores, 8 B allreduce
-//   1.26-1.32 us bound against 1.32-2.47 left to the scheduler, 8 ranks
-//   3.85-4.27 against 3.96-7.61.
+// * Default: core when no node gets more ranks than it has cores (in
+//   particular whenever ranks <= cores and no GPU rule applies), else
+//   none: an oversubscribed run is better left to the scheduler.
 //
 // XC_LOCAL_GPU is the local rank modulo the number of GPUs (those in
 // /proc/driver/nvidia/gpus, narrowed by a numeric CUDA_VISIBLE_DEVICES and
@@ -443,8 +440,8 @@ std::vector<Placement> place_ranks(const Options &o) {
     if (bind != BindTo::kDefault) say("cannot tell which cpus this host has; the ranks are not bound");
     bind = BindTo::kNone;
   }
-  if (bind == BindTo::kDefault) bind = BindTo::kCore;
-  if (o.bind_to == BindTo::kCore && oversubscribed) {
+  if (bind == BindTo::kDefault) bind = oversubscribed ? BindTo::kNone : BindTo::kCore;
+  if (bind == BindTo::kCore && oversubscribed) {
     for (size_t k = 0; k < m.nodes.size(); ++k)
       if (size_t(ranks_on[k]) > m.nodes[k].cores.size())
         say("--bind-to core: " + plural(ranks_on[k], "rank") + " on the " + plural(int(m.nodes[k].cores.size()), "core") +
