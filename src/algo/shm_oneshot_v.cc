@@ -7,7 +7,8 @@
 // its buffer waits for its readers (their done flags, set only by ranks that
 // read such a buffer); one that staged leaves at once and may run ahead as
 // far as the ring it staged in allows, exactly like gather's and scatter's
-// one-shot.
+// one-shot. gatherv's root also waits for the senders that write part of
+// their block into its buffer (gatherv()).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -119,7 +120,8 @@ struct OneShotV {
   }
   // Copy the want bytes peer j sends us into dst, from wherever its record
   // says (tabled: one block per destination, ours at index r).
-  Status fetch(int j, bool tabled, void *dst, size_t want) {
+  // tail: bytes at the end of a block read in place that its sender pushes.
+  Status fetch(int j, bool tabled, void *dst, size_t want, size_t tail = 0) {
     XC_TRY(st.wait_arrived(c, j, s));
     const ShmArrival &a = st.arrival(j, s);
     switch (a.v.where) {
@@ -137,7 +139,7 @@ struct OneShotV {
         } else if (a.v.cma.bytes != want) {
           return mismatch(j, want, a.v.cma.bytes);
         }
-        return want ? st.cma_read(c, j, a.v.cma.src + displ * es, dst, want) : Status::Ok();
+        return want > tail ? st.cma_read(c, j, a.v.cma.src + displ * es, dst, want - tail) : Status::Ok();
       }
       default: break;
     }
@@ -155,6 +157,8 @@ struct OneShotV {
   }
 
   Status gatherv();
+  size_t pushed_by(size_t j, size_t want) const;
+  Status push_to_root(size_t own);
   Status scatterv();
   Status alltoallv();
   const char *copy_rest(const char *in);
@@ -163,6 +167,11 @@ struct OneShotV {
   Status swap_large(Status *disagreed);
 };
 
+// gatherv: a block published for single copy is copied from both ends, the
+// root pulling its front and the sender pushing the rest
+// (shm_gather_root_bytes), where the root says where the blocks go: its
+// record (root) and its table of displacements and counts. Each side checks
+// the same pair of counts, so both agree on whether the sender pushes.
 Status OneShotV::gatherv() {
   size_t own = d.count * es;
   if (r != d.root) {
@@ -170,23 +179,79 @@ Status OneShotV::gatherv() {
     XC_TRY(enter(where));
     if (where == kShmVCma) {
       publish_buffer(d.sendbuf, nullptr, nullptr, own);
-      return st.wait_done(c, d.root, s);
+      Status pushed = push_to_root(own);
+      Status read = st.wait_done(c, d.root, s);
+      return pushed.ok() ? read : pushed;
     }
     if (staged(where)) memcpy(area(where), d.sendbuf, own);
     publish(where, own);
     return where == kShmVFail ? cannot_stage(own) : Status::Ok();
   }
   XC_TRY(enter(kShmVNothing));
-  publish(kShmVNothing, 0);
   char *out = static_cast<char *>(d.recvbuf);
+  bool any_cma = false;  // some sender may push (it publishes its buffer)
+  for (int j = 0; j < n; ++j) any_cma = any_cma || (j != r && pick(d.recvcounts[static_cast<size_t>(j)] * es) == kShmVCma);
+  ShmGatherRoot &root = mine().v.root;
+  root.recvbuf = any_cma ? reinterpret_cast<uint64_t>(out) : 0;
+  if (any_cma) {
+    root.displs = reinterpret_cast<uint64_t>(d.rdispls.data());
+    root.counts = reinterpret_cast<uint64_t>(d.recvcounts.data());
+    root.parts = shm_gather_root_parts(d.in_place, n, st.oversubscribed);
+    st.publish_table(s, d.rdispls.data(), d.recvcounts.data());
+  }
+  publish(kShmVNothing, 0);
   if (!d.in_place && own) memcpy(out + d.rdispls[static_cast<size_t>(r)] * es, d.sendbuf, own);
   Status status = Status::Ok();
   for (int k = 1; k < n && status.ok(); ++k) {
     size_t j = static_cast<size_t>((r + k) % n);
-    status = fetch(static_cast<int>(j), false, out + d.rdispls[j] * es, d.recvcounts[j] * es);
+    size_t want = d.recvcounts[j] * es;
+    status = st.wait_arrived(c, static_cast<int>(j), s);
+    if (status.ok()) status = fetch(static_cast<int>(j), false, out + d.rdispls[j] * es, want, pushed_by(j, want));
   }
   if (read_in_place || !status.ok()) st.mark_done(s);  // after an error too: peers may wait for it
+  // Every pusher's writes land before we return, after an error too; one
+  // that failed to push gave up (its record says why).
+  for (int j = 0; j < n; ++j) {
+    size_t want = d.recvcounts[static_cast<size_t>(j)] * es;
+    if (j == r || pick(want) != kShmVCma) continue;  // it cannot push: it stages
+    Status landed = st.wait_arrived(c, j, s);
+    if (landed.ok() && pushed_by(static_cast<size_t>(j), want)) {
+      landed = st.wait_done(c, j, s);
+      if (landed.ok() && st.gave_up(j, s)) landed = st.gave_up_error(c, j, s);
+    }
+    if (status.ok()) status = landed;
+  }
   return status;
+}
+
+// gatherv's root: the bytes at the end of sender j's block (want bytes) that
+// j pushes itself: it published its buffer, with the count we expect.
+size_t OneShotV::pushed_by(size_t j, size_t want) const {
+  const ShmArrival &a = st.arrival(static_cast<int>(j), s);
+  if (!mine().v.root.recvbuf || a.v.where != kShmVCma || a.v.cma.bytes != want) return 0;
+  return want - shm_gather_root_bytes(want, mine().v.root.parts);
+}
+
+// gatherv's sender of a published buffer: write the part of it the root
+// does not pull, where the root's table says, when its count matches ours
+// (otherwise the root reports the mismatch, as we do). A failed write
+// marks our record given up, so the root does not return our part as done.
+Status OneShotV::push_to_root(size_t own) {
+  XC_TRY(st.wait_arrived(c, d.root, s));
+  const ShmGatherRoot &root = st.arrival(d.root, s).v.root;
+  if (!root.recvbuf) return Status::Ok();
+  size_t displ = 0, count = 0;
+  Status wrote = st.peer_entry(c, d.root, s, true, root.displs, root.counts, &displ, &count);
+  if (wrote.ok() && count * es != own)
+    return Error(XC_ERR_INVALID_USAGE, "gatherv: rank %d sends %zu bytes to root %d, which expects %zu (op #%d)", r, own,
+                 d.root, count * es, c.seq());
+  size_t pulled = shm_gather_root_bytes(own, root.parts);
+  if (wrote.ok())
+    wrote = st.cma_write(c, d.root, root.recvbuf + displ * es + pulled, static_cast<const char *>(d.sendbuf) + pulled,
+                         own - pulled);
+  if (!wrote.ok()) st.give_up(s, wrote.code());
+  st.mark_done(s);
+  return wrote;
 }
 
 Status OneShotV::scatterv() {

@@ -239,21 +239,28 @@ Status SingleCopy::run() {
 
     case CollKind::kGather:
     case CollKind::kGatherv: {
+      // Each large block is copied from both ends (shm_gather_root_bytes):
+      // the root pulls its front while the sender pushes the rest. Only the
+      // root knows whether it gathers in place, so it says how it splits.
       bool v = d.kind == CollKind::kGatherv;
-      st.arrive(c, s, d.in_place ? nullptr : d.sendbuf, d.recvbuf);
+      const void *parts = reinterpret_cast<const void *>(uintptr_t{shm_gather_root_parts(d.in_place, n, st.oversubscribed)});
+      st.arrive(c, s, d.in_place ? nullptr : d.sendbuf, d.recvbuf, r == d.root ? parts : nullptr);
       if (r == d.root) {
         auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
         if (!d.in_place && bytes) memcpy(out() + off(r), d.sendbuf, bytes);
-        if (v) {  // only the root knows where each block goes: it pulls
-          for (int j = 0; j < n; ++j) {
-            if (j == r) continue;
-            XC_TRY(st.wait_arrived(c, j, s));
-            XC_TRY(st.cma_read(c, j, src(j), out() + off(j), d.recvcounts[static_cast<size_t>(j)] * es));
-          }
+        for (int j = 0; j < n; ++j) {
+          if (j == r) continue;
+          // gatherv: only the root knows where each block goes: it pulls all
+          size_t len = v ? d.recvcounts[static_cast<size_t>(j)] * es : shm_gather_root_bytes(bytes, aux(r));
+          if (len == 0) continue;
+          XC_TRY(st.wait_arrived(c, j, s));
+          XC_TRY(st.cma_read(c, j, src(j), out() + off(j), len));
         }
-      } else if (!v) {  // every rank pushes its own block, in parallel
+      } else if (!v) {  // every rank pushes (the rest of) its own block, in parallel
         XC_TRY(st.wait_arrived(c, d.root, s));
-        XC_TRY(st.cma_write(c, d.root, dst(d.root) + static_cast<size_t>(r) * bytes, d.sendbuf, bytes));
+        size_t pulled = shm_gather_root_bytes(bytes, aux(d.root));
+        XC_TRY(st.cma_write(c, d.root, dst(d.root) + static_cast<size_t>(r) * bytes + pulled, static_cast<const char *>(d.sendbuf) + pulled,
+                            bytes - pulled));
       }
       return st.finish(c, s);
     }

@@ -183,18 +183,23 @@ Status ShmState::wait_steps(CollContext &c, std::atomic<uint64_t> ShmCtrl::*coun
   return Status::Ok();
 }
 
-Status ShmState::peer_block(CollContext &c, int r, uint64_t s, bool in_slot, uint64_t displs, uint64_t counts,
-                            size_t esize, size_t want, const char *op, size_t *displ) {
-  size_t count = 0;
+Status ShmState::peer_entry(CollContext &c, int r, uint64_t s, bool in_slot, uint64_t displs, uint64_t counts,
+                            size_t *displ, size_t *count) {
   if (in_slot && shares_tables()) {
     const uint64_t *entry = reinterpret_cast<const uint64_t *>(small_slot(r, s)) + 2 * static_cast<size_t>(rank);
     *displ = entry[0];
-    count = entry[1];
-  } else {
-    size_t at = static_cast<size_t>(rank) * sizeof(size_t);
-    XC_TRY(cma_read(c, r, displs + at, displ, sizeof *displ));
-    XC_TRY(cma_read(c, r, counts + at, &count, sizeof count));
+    *count = entry[1];
+    return Status::Ok();
   }
+  size_t at = static_cast<size_t>(rank) * sizeof(size_t);
+  XC_TRY(cma_read(c, r, displs + at, displ, sizeof *displ));
+  return cma_read(c, r, counts + at, count, sizeof *count);
+}
+
+Status ShmState::peer_block(CollContext &c, int r, uint64_t s, bool in_slot, uint64_t displs, uint64_t counts,
+                            size_t esize, size_t want, const char *op, size_t *displ) {
+  size_t count = 0;
+  XC_TRY(peer_entry(c, r, s, in_slot, displs, counts, displ, &count));
   return count == want / esize ? Status::Ok() : block_mismatch(c, op, r, want, count * esize);
 }
 

@@ -72,6 +72,33 @@ enum ShmVWhere : uint32_t {
 };
 constexpr size_t kShmVInlineBytes = kShmInlineBytes - 8;
 
+// gather(v) of large blocks read in place: the root pulls the front of each
+// block while its sender pushes the rest, so two cores copy. In place the
+// root has no block of its own to copy and takes 1/n of each (it and every
+// sender then copy alike); out of place copying its own block is its share.
+// With more ranks than cores no core idles: the senders push it all (3 ranks
+// on 2 cores, 5 MiB blocks in place: 650-740 us so, 890-1030 split). Only
+// the root knows its placement, so it publishes parts (0: push it all).
+// Shares are whole pages, at least kShmGatherRootMinBytes: a smaller one
+// costs one more copy call than it saves (2 ranks in place, 16 KiB blocks:
+// 1.2 -> 1.5 us split; 64 KiB blocks 3.0 -> 2.7 us, 1 MiB 25 -> 11 us).
+constexpr size_t kShmGatherRootMinBytes = 16 << 10;
+inline uint32_t shm_gather_root_parts(bool root_in_place, int n, bool oversubscribed) {
+  return root_in_place && !oversubscribed ? static_cast<uint32_t>(n) : 0;
+}
+inline size_t shm_gather_root_bytes(size_t block, uint64_t parts) {
+  size_t share = parts ? block / parts & ~size_t{4095} : 0;
+  return share >= kShmGatherRootMinBytes ? share : 0;
+}
+
+// gatherv's root: where senders that publish their buffer push the part it
+// does not pull (shm_gather_root_bytes).
+struct ShmGatherRoot {
+  uint64_t recvbuf;         // 0: it pulls every block whole
+  uint64_t displs, counts;  // its arrays (the table in its small slot has them too)
+  uint64_t parts;
+};
+
 // What a rank publishes on arrival at op s, in line s % kShmArrivalDepth:
 // the flag, the signature and either the addresses single copy reads
 // (src/dst/aux), one-shot's inline payload, or a v-op's record. Readers
@@ -100,6 +127,7 @@ struct alignas(64) ShmArrival {
           // the buffer itself (displacements as above) and the swap counter.
           uint64_t buf, progress;
         } cma;
+        ShmGatherRoot root;  // gatherv's root (kShmVNothing)
         char data[kShmVInlineBytes];  // kShmVInline
       };
     } v;
@@ -295,6 +323,9 @@ struct ShmState {
   // addresses displs and counts in its memory.
   Status peer_block(CollContext &c, int r, uint64_t s, bool in_slot, uint64_t displs, uint64_t counts, size_t esize,
                     size_t want, const char *op, size_t *displ);
+  // The entry for this rank (displacement, count; elements) of such a table.
+  Status peer_entry(CollContext &c, int r, uint64_t s, bool in_slot, uint64_t displs, uint64_t counts, size_t *displ,
+                    size_t *count);
   // Before arriving at op s with a buffer peers read in place, one block per
   // destination: (displacement, count) of each into our small slot of op s,
   // so a reader finds its own with a load instead of two CMA reads (one

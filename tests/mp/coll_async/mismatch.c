@@ -20,6 +20,7 @@ enum Case {
   kKindNonblocking,
   kAlltoallvCounts,
   kScattervCounts,
+  kGathervCounts,
   kAlltoallvInPlace,
   kAlltoallvInPlaceOneSwaps,
   kScanChain,
@@ -37,6 +38,7 @@ static const char *case_name[] = {"dtype",
                                   "non-blocking allreduce vs broadcast",
                                   "alltoallv: the last rank sends rank 0 more than it expects (large)",
                                   "scatterv: the root sends the last rank more than it expects (large)",
+                                  "gatherv: the last rank sends the root (in place) more than it expects (large)",
                                   "in-place alltoallv: the last rank's length for its pair with rank 0 is longer (large)",
                                   "in-place alltoallv: rank 0's length for its pair with the last rank is below the swap size",
                                   "exscan at rank 1, scan elsewhere",
@@ -58,6 +60,13 @@ static xc_result_t v_case(int c, xc_comm_t comm, void *buf, void *out) {
     v_recv[i] = kBig, v_rdispls[i] = (size_t)i * kBig;
   }
   if (c == kAlltoallvCounts) return xc_alltoallv(buf, v_counts, v_displs, out, v_recv, v_rdispls, XC_INT32, comm);
+  if (c == kGathervCounts) { /* the sender pushes part of its block: it must check too */
+    int32_t *end = (int32_t *)out + (size_t)a_size * kBig, was = *end = 0x5a5a5a5a;
+    xc_result_t rc = xc_gatherv(a_rank == 0 ? XC_IN_PLACE : buf, kBig + (a_rank == last), out, v_recv, v_rdispls,
+                                XC_INT32, 0, comm);
+    MP_ASSERT(*end == was, "gatherv: the root's buffer was written past its end");
+    return rc;
+  }
   for (int i = 0; i < a_size; ++i) v_counts[i] = kBig + (i == last), v_displs[i] = (size_t)i * (kBig + 1);
   return xc_scatterv(buf, v_counts, v_displs, out, kBig, XC_INT32, 0, comm);
 }
@@ -119,6 +128,7 @@ static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
       return xc_wait(&req, NULL);
     }
     case kAlltoallvCounts:
+    case kGathervCounts:
     case kScattervCounts: return v_case(c, comm, buf, out);
     case kAlltoallvInPlace:
     case kAlltoallvInPlaceOneSwaps: return swap_case(comm, buf, c == kAlltoallvInPlaceOneSwaps);
@@ -139,6 +149,7 @@ static int may_succeed(int c) {
   if (c == kRoot) return 1;
   if (c == kAlltoallvCounts) return a_rank != 0; /* only rank 0 reads the odd block */
   if (c == kScattervCounts) return a_rank != a_size - 1;
+  if (c == kGathervCounts) return a_rank != 0 && a_rank != a_size - 1;
   if (is_swap_case(c)) return a_rank != 0 && a_rank != a_size - 1; /* the pairs that agree */
   if (c == kKindNonblocking) return a_rank == 0;
   if (c == kScanChain || c == kScanChainBig) return a_rank == 0; /* reads no one's prefix */
