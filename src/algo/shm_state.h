@@ -82,7 +82,7 @@ constexpr size_t kShmVInlineBytes = kShmInlineBytes - 8;
 // Shares are whole pages, at least kShmGatherRootMinBytes: a smaller one
 // costs one more copy call than it saves (2 ranks in place, 8 KiB blocks:
 // 1.0 -> 1.4 us split; 32 KiB blocks about even, 1.75-2.23 against
-// 1.97-2.00 us; 64 KiB 2.5-2.6 -> 2.4-2.75; 512 KiB 25 -> 11 us).
+// 1.97-2.00 us unsplit; 64 KiB 3.0-3.1 -> 2.4-2.75; 512 KiB 25 -> 11 us).
 constexpr size_t kShmGatherRootMinBytes = 16 << 10;
 inline uint32_t shm_gather_root_parts(bool root_in_place, int n, bool oversubscribed) {
   return root_in_place && !oversubscribed ? static_cast<uint32_t>(n) : 0;
