@@ -43,6 +43,11 @@ struct OneShot {
       st.arrive(c, s, nullptr, nullptr);
   }
   int avg(int m) const { return d.op == XC_AVG ? m : 0; }
+  // Wait for rank j's staging, of which we read [off, off + len).
+  Status wait_staged(int j, size_t off, size_t len) {
+    bool in_small = small && !inl;
+    return st.wait_arrived_ahead(c, j, s, in_small ? off : 0, in_small ? len : 0);
+  }
 
   // out = slot(0..m) reduced, at byte offset off of each slot; own, if
   // given, stands in for this rank's slot (its input, never staged).
@@ -85,7 +90,7 @@ Status OneShot::relay_prefix() {
     if (!ex && !d.in_place && bytes) memcpy(out(), input(), bytes);
     return Status::Ok();
   }
-  Status got = st.wait_arrived(c, r - 1, s);
+  Status got = wait_staged(r - 1, 0, bytes);
   if (!got.ok()) {  // rank r+1 waits for our prefix: tell it
     st.give_up(s, got.code());
     return got;
@@ -118,7 +123,7 @@ Status OneShot::run() {
       if (r == d.root) stage(d.recvbuf, bytes);
       arrive();
       if (r == d.root) return Status::Ok();
-      XC_TRY(st.wait_arrived(c, d.root, s));
+      XC_TRY(wait_staged(d.root, 0, bytes));
       if (bytes) memcpy(out(), slot(d.root), bytes);
       return Status::Ok();
 
@@ -130,7 +135,7 @@ Status OneShot::run() {
       if (r != d.root) stage(input(), bytes);
       arrive();
       if (r != d.root) return Status::Ok();
-      XC_TRY(st.wait_all_arrived(c, s));
+      for (int j = 0; j < n; ++j) XC_TRY(wait_staged(j, 0, bytes));
       reduce_slots(out(), d.count, n, 0, input());
       return Status::Ok();
 
@@ -148,7 +153,7 @@ Status OneShot::run() {
       arrive();
       int m = d.kind == CollKind::kScan ? r + 1 : r;
       if (m == 0) return Status::Ok();  // exscan: rank 0's recvbuf stays untouched
-      for (int j = 0; j < m; ++j) XC_TRY(st.wait_arrived(c, j, s));
+      for (int j = 0; j < m; ++j) XC_TRY(wait_staged(j, 0, bytes));
       reduce_slots(out(), d.count, m, 0);
       return Status::Ok();
     }
@@ -176,7 +181,7 @@ Status OneShot::run() {
       if (!d.in_place && bytes) memcpy(out() + static_cast<size_t>(r) * bytes, d.sendbuf, bytes);
       for (int j = 0; j < n; ++j) {
         if (j == r) continue;
-        XC_TRY(st.wait_arrived(c, j, s));
+        XC_TRY(wait_staged(j, 0, bytes));
         if (bytes) memcpy(out() + static_cast<size_t>(j) * bytes, slot(j), bytes);
       }
       return Status::Ok();
@@ -188,7 +193,7 @@ Status OneShot::run() {
         if (!d.in_place && bytes) memcpy(out(), static_cast<const char *>(d.sendbuf) + static_cast<size_t>(r) * bytes, bytes);
         return Status::Ok();
       }
-      XC_TRY(st.wait_arrived(c, d.root, s));
+      XC_TRY(wait_staged(d.root, static_cast<size_t>(r) * bytes, bytes));
       if (bytes) memcpy(out(), slot(d.root) + static_cast<size_t>(r) * bytes, bytes);
       return Status::Ok();
 

@@ -120,10 +120,13 @@ struct OneShotV {
   }
   // Copy the want bytes peer j sends us into dst, from wherever its record
   // says (tabled: one block per destination, ours at index r).
-  // tail: bytes at the end of a block read in place that its sender pushes.
-  Status fetch(int j, bool tabled, void *dst, size_t want, size_t tail = 0) {
-    XC_TRY(st.wait_arrived(c, j, s));
+  Status fetch(int j, bool tabled, void *dst, size_t want) {
+    // What we will likely read of j's small slot at the next like op.
+    size_t entry = static_cast<size_t>(r) * sizeof(Block);
+    XC_TRY(st.wait_arrived_ahead(c, j, s, tabled ? entry : 0, tabled ? sizeof(Block) : want));
     const ShmArrival &a = st.arrival(j, s);
+    // gatherv's root: a sender may write the end of its block itself.
+    size_t tail = d.kind == CollKind::kGatherv ? pushed_by(static_cast<size_t>(j), want) : 0;
     switch (a.v.where) {
       case kShmVNothing:
         return want ? mismatch(j, want, 0) : Status::Ok();
@@ -204,9 +207,7 @@ Status OneShotV::gatherv() {
   Status status = Status::Ok();
   for (int k = 1; k < n && status.ok(); ++k) {
     size_t j = static_cast<size_t>((r + k) % n);
-    size_t want = d.recvcounts[j] * es;
-    status = st.wait_arrived(c, static_cast<int>(j), s);
-    if (status.ok()) status = fetch(static_cast<int>(j), false, out + d.rdispls[j] * es, want, pushed_by(j, want));
+    status = fetch(static_cast<int>(j), false, out + d.rdispls[j] * es, d.recvcounts[j] * es);
   }
   if (read_in_place || !status.ok()) st.mark_done(s);  // after an error too: peers may wait for it
   // Every pusher's writes land before we return, after an error too; one

@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -287,6 +288,32 @@ struct ShmState {
     const ShmArrival &their = arrival(r, s);
     if (their.flag.load(std::memory_order_acquire) >= s && their.sig == c.signature()) return Status::Ok();
     return wait_arrived_slow(c, r, s);
+  }
+  // wait_arrived for a reader of rank r's staging at op s, which will read
+  // [off, off + len) of r's small slot at the next like op (len 0: nothing
+  // there; inline data rides in the record). When r had arrived already at
+  // the first look, it runs ahead of us (a root, the head of a chain): start
+  // loading its record and those lines of op s + 1 now, so the next op's
+  // misses overlap this one's work instead of following each other (2
+  // ranks: gather 128 B 0.13 -> 0.07 us, 2 KiB 0.20 -> 0.12; reduce 512 B
+  // 0.16 -> 0.08; 4 ranks: gatherv 128 B 0.37 -> 0.24). Not when we had to
+  // wait: r has yet to write those lines, and our copies would make its
+  // writes miss (allgather, where every rank waits for every other, measured
+  // 0.48 -> 0.70 us at 2 KiB with it).
+  Status wait_arrived_ahead(CollContext &c, int r, uint64_t s, size_t off, size_t len) {
+    bool ahead = r != rank && arrival(r, s).flag.load(std::memory_order_relaxed) >= s;
+    XC_TRY(wait_arrived(c, r, s));
+    if (ahead) prefetch_next(r, s, off, len);
+    return Status::Ok();
+  }
+  // Only within the part of the slot its owner takes ahead too
+  // (prefetch_small_slot): beyond it, scatter's 1 KiB blocks at 1 KiB
+  // measured 0.20 -> 0.30 us.
+  void prefetch_next(int r, uint64_t s, size_t off, size_t len) const {
+    __builtin_prefetch(&arrival(r, s + 1));
+    const char *next = small_slot(r, s + 1) + off;
+    size_t upto = off < kShmPrefetchSlotBytes ? std::min(len, kShmPrefetchSlotBytes - off) : 0;
+    for (size_t at = 0; at < upto; at += 64) __builtin_prefetch(next + at);
   }
   Status wait_all_arrived(CollContext &c, uint64_t s);
   Status wait_all_phase(CollContext &c, uint64_t s);
