@@ -62,16 +62,21 @@ struct OneShotV {
     return where == kShmVInline ? mine().v.data : where == kShmVSmall ? st.small_slot(r, s) : st.slot(r, s);
   }
   static bool staged(uint32_t where) { return where == kShmVInline || where == kShmVSmall || where == kShmVLarge; }
-  void publish(uint32_t where, size_t bytes) {
+  // parts: a root that stages nothing says how it splits large blocks
+  // (shm_root_parts).
+  void publish(uint32_t where, size_t bytes, uint32_t parts = 0) {
     ShmArrival &a = mine();
     a.v.where = where;
-    a.v.bytes = static_cast<uint32_t>(staged(where) ? bytes : 0);
+    if (staged(where))
+      a.v.bytes = static_cast<uint32_t>(bytes);
+    else
+      a.v.parts = parts;
     st.arrive_inline(c, s);
     if (where == kShmVSmall) st.prefetch_small_slot(s, bytes);
   }
   // One block (displs null: its bytes travel along) or one per destination
   // (at displs, with their counts, which each reader checks against its own).
-  void publish_buffer(const void *src, const size_t *displs, const size_t *counts, size_t bytes) {
+  void publish_buffer(const void *src, const size_t *displs, const size_t *counts, size_t bytes, uint32_t parts = 0) {
     ShmArrival &a = mine();
     a.v.cma.src = reinterpret_cast<uint64_t>(src);
     a.v.cma.displs = reinterpret_cast<uint64_t>(displs);
@@ -81,7 +86,7 @@ struct OneShotV {
     } else {
       a.v.cma.bytes = bytes;
     }
-    publish(kShmVCma, bytes);
+    publish(kShmVCma, bytes, parts);
   }
   // Stage one block per destination (blocks[j] bytes at in + displs[j] * es,
   // none to ourselves) behind their table.
@@ -125,8 +130,10 @@ struct OneShotV {
     size_t entry = static_cast<size_t>(r) * sizeof(Block);
     XC_TRY(st.wait_arrived_ahead(c, j, s, tabled ? entry : 0, tabled ? sizeof(Block) : want));
     const ShmArrival &a = st.arrival(j, s);
-    // gatherv's root: a sender may write the end of its block itself.
+    // gatherv's root: a sender may write the end of its block itself;
+    // scatterv's receiver: the root may write the front of ours.
     size_t tail = d.kind == CollKind::kGatherv ? pushed_by(static_cast<size_t>(j), want) : 0;
+    size_t front = d.kind == CollKind::kScatterv ? written_by_root(want) : 0;
     switch (a.v.where) {
       case kShmVNothing:
         return want ? mismatch(j, want, 0) : Status::Ok();
@@ -142,7 +149,8 @@ struct OneShotV {
         } else if (a.v.cma.bytes != want) {
           return mismatch(j, want, a.v.cma.bytes);
         }
-        return want > tail ? st.cma_read(c, j, a.v.cma.src + displ * es, dst, want - tail) : Status::Ok();
+        if (want <= tail + front) return Status::Ok();
+        return st.cma_read(c, j, a.v.cma.src + displ * es + front, static_cast<char *>(dst) + front, want - tail - front);
       }
       default: break;
     }
@@ -161,7 +169,10 @@ struct OneShotV {
 
   Status gatherv();
   size_t pushed_by(size_t j, size_t want) const;
+  size_t written_by_root(size_t want) const;
+  Status wait_written(int j);
   Status push_to_root(size_t own);
+  Status write_fronts(uint32_t parts, Status *disagreed);
   Status scatterv();
   Status alltoallv();
   const char *copy_rest(const char *in);
@@ -172,8 +183,8 @@ struct OneShotV {
 
 // gatherv: a block published for single copy is copied from both ends, the
 // root pulling its front and the sender pushing the rest
-// (shm_gather_root_bytes), where the root says where the blocks go: its
-// record (root) and its table of displacements and counts. Each side checks
+// (shm_root_share), where the root says where the blocks go: its
+// record (target, parts) and its table of displacements and counts. Each side checks
 // the same pair of counts, so both agree on whether the sender pushes.
 Status OneShotV::gatherv() {
   size_t own = d.count * es;
@@ -192,17 +203,16 @@ Status OneShotV::gatherv() {
   }
   XC_TRY(enter(kShmVNothing));
   char *out = static_cast<char *>(d.recvbuf);
-  bool any_cma = false;  // some sender may push (it publishes its buffer)
+  bool any_cma = false;  // some sender may write (it publishes its buffer)
   for (int j = 0; j < n; ++j) any_cma = any_cma || (j != r && pick(d.recvcounts[static_cast<size_t>(j)] * es) == kShmVCma);
-  ShmGatherRoot &root = mine().v.root;
-  root.recvbuf = any_cma ? reinterpret_cast<uint64_t>(out) : 0;
+  ShmVTarget &target = mine().v.target;
+  target.recvbuf = any_cma ? reinterpret_cast<uint64_t>(out) : 0;
   if (any_cma) {
-    root.displs = reinterpret_cast<uint64_t>(d.rdispls.data());
-    root.counts = reinterpret_cast<uint64_t>(d.recvcounts.data());
-    root.parts = shm_gather_root_parts(d.in_place, n, st.oversubscribed);
+    target.displs = reinterpret_cast<uint64_t>(d.rdispls.data());
+    target.counts = reinterpret_cast<uint64_t>(d.recvcounts.data());
     st.publish_table(s, d.rdispls.data(), d.recvcounts.data());
   }
-  publish(kShmVNothing, 0);
+  publish(kShmVNothing, 0, any_cma ? shm_root_parts(d.in_place, n, st.oversubscribed) : 0);
   if (!d.in_place && own) memcpy(out + d.rdispls[static_cast<size_t>(r)] * es, d.sendbuf, own);
   Status status = Status::Ok();
   for (int k = 1; k < n && status.ok(); ++k) {
@@ -210,59 +220,76 @@ Status OneShotV::gatherv() {
     status = fetch(static_cast<int>(j), false, out + d.rdispls[j] * es, d.recvcounts[j] * es);
   }
   if (read_in_place || !status.ok()) st.mark_done(s);  // after an error too: peers may wait for it
-  // Every pusher's writes land before we return, after an error too; one
-  // that failed to push gave up (its record says why).
+  // Every sender's writes land before we return, after an error too; one
+  // that failed to write gave up (its record says why).
   for (int j = 0; j < n; ++j) {
     size_t want = d.recvcounts[static_cast<size_t>(j)] * es;
-    if (j == r || pick(want) != kShmVCma) continue;  // it cannot push: it stages
+    if (j == r || pick(want) != kShmVCma) continue;  // it cannot write: it stages
     Status landed = st.wait_arrived(c, j, s);
-    if (landed.ok() && pushed_by(static_cast<size_t>(j), want)) {
-      landed = st.wait_done(c, j, s);
-      if (landed.ok() && st.gave_up(j, s)) landed = st.gave_up_error(c, j, s);
-    }
+    if (landed.ok() && pushed_by(static_cast<size_t>(j), want)) landed = wait_written(j);
     if (status.ok()) status = landed;
   }
   return status;
 }
 
 // gatherv's root: the bytes at the end of sender j's block (want bytes) that
-// j pushes itself: it published its buffer, with the count we expect.
+// j writes itself: it published its buffer, with the count we expect.
 size_t OneShotV::pushed_by(size_t j, size_t want) const {
   const ShmArrival &a = st.arrival(static_cast<int>(j), s);
-  if (!mine().v.root.recvbuf || a.v.where != kShmVCma || a.v.cma.bytes != want) return 0;
-  return want - shm_gather_root_bytes(want, mine().v.root.parts);
+  if (!mine().v.target.recvbuf || a.v.where != kShmVCma || a.v.cma.bytes != want) return 0;
+  return want - shm_root_share(want, mine().v.parts);
+}
+
+// scatterv's receiver: the bytes at the front of our block (want bytes)
+// that the root writes into it: it published its buffer and a split, and
+// expects to send what we expect (its table; a mismatch fails in fetch).
+size_t OneShotV::written_by_root(size_t want) const {
+  const ShmArrival &a = st.arrival(d.root, s);
+  return mine().v.target.recvbuf && a.v.where == kShmVCma ? shm_root_share(want, a.v.parts) : 0;
+}
+
+// Wait until peer j is done writing into our buffer; one that failed gave
+// up its record (so we do not return its part as done).
+Status OneShotV::wait_written(int j) {
+  XC_TRY(st.wait_done(c, j, s));
+  return st.gave_up(j, s) ? st.gave_up_error(c, j, s) : Status::Ok();
 }
 
 // gatherv's sender of a published buffer: write the part of it the root
 // does not pull, where the root's table says, when its count matches ours
-// (otherwise the root reports the mismatch, as we do). A failed write
-// marks our record given up, so the root does not return our part as done.
+// (otherwise the root reports the mismatch, as we do). A failure past that
+// check gives up our record, so the root does not take our part as done.
 Status OneShotV::push_to_root(size_t own) {
   XC_TRY(st.wait_arrived(c, d.root, s));
-  const ShmGatherRoot &root = st.arrival(d.root, s).v.root;
-  if (!root.recvbuf) return Status::Ok();
+  const ShmArrival &a = st.arrival(d.root, s);
+  if (!a.v.target.recvbuf) return Status::Ok();
   size_t displ = 0, count = 0;
-  Status wrote = st.peer_entry(c, d.root, s, true, root.displs, root.counts, &displ, &count);
+  Status wrote = st.peer_entry(c, d.root, s, true, a.v.target.displs, a.v.target.counts, &displ, &count);
   if (wrote.ok() && count * es != own)
     return Error(XC_ERR_INVALID_USAGE, "gatherv: rank %d sends %zu bytes to root %d, which expects %zu (op #%d)", r, own,
                  d.root, count * es, c.seq());
-  size_t pulled = shm_gather_root_bytes(own, root.parts);
+  size_t pulled = shm_root_share(own, a.v.parts);
   if (wrote.ok())
-    wrote = st.cma_write(c, d.root, root.recvbuf + displ * es + pulled, static_cast<const char *>(d.sendbuf) + pulled,
-                         own - pulled);
-  if (!wrote.ok()) st.give_up(s, wrote.code());
+    wrote = st.cma_write(c, d.root, a.v.target.recvbuf + displ * es + pulled,
+                         static_cast<const char *>(d.sendbuf) + pulled, own - pulled);
+  if (!wrote.ok()) st.give_up(s, wrote.code());  // the root waits for our part
   st.mark_done(s);
   return wrote;
 }
 
+// scatterv: a block read in place is copied from both ends, the root
+// writing its front into the receiver (shm_root_share) and the receiver
+// reading the rest, when the receiver's count (its record, target) matches
+// the one the root sends; each side checks the same pair of counts.
 Status OneShotV::scatterv() {
   char *out = static_cast<char *>(d.recvbuf);
   if (r == d.root) {
     size_t total = blocks_bytes(d.sendcounts);
     uint32_t where = total ? pick(table_bytes() + total) : kShmVNothing;
     XC_TRY(enter(where));
+    uint32_t parts = shm_root_parts(d.in_place, n, st.oversubscribed);
     if (where == kShmVCma) {
-      publish_buffer(d.sendbuf, d.sdispls.data(), d.sendcounts.data(), total);
+      publish_buffer(d.sendbuf, d.sdispls.data(), d.sendcounts.data(), total, parts);
     } else {
       if (staged(where)) stage_blocks(area(where), static_cast<const char *>(d.sendbuf), d.sendcounts, d.sdispls);
       publish(where, table_bytes() + total);
@@ -272,15 +299,48 @@ Status OneShotV::scatterv() {
       memcpy(out, static_cast<const char *>(d.sendbuf) + d.sdispls[static_cast<size_t>(r)] * es, own);
     if (where == kShmVFail) return cannot_stage(table_bytes() + total);
     if (where != kShmVCma) return Status::Ok();
+    Status disagreed = Status::Ok();
+    Status status = write_fronts(parts, &disagreed);
+    st.mark_done(s);  // our writes are over: receivers wait for that
     for (int j = 0; j < n; ++j)
       if (j != r) XC_TRY(st.wait_done(c, j, s));
-    return Status::Ok();
+    return status.ok() ? disagreed : status;
   }
   XC_TRY(enter(kShmVNothing));
+  ShmVTarget &target = mine().v.target;
+  target.recvbuf = st.cma_ok ? reinterpret_cast<uint64_t>(out) : 0;
+  target.count = d.count;
   publish(kShmVNothing, 0);
   Status status = fetch(d.root, true, out, d.count * es);
+  size_t front = status.ok() ? written_by_root(d.count * es) : 0;
   if (read_in_place || !status.ok()) st.mark_done(s);
+  if (front) status = wait_written(d.root);
   return status;
+}
+
+// scatterv's root: write the front of each large block into its receiver
+// where the receiver's count matches ours (else it fails, reading nothing,
+// and *disagreed says so here). A failure gives up our record: receivers
+// still waiting for their front fail instead of taking it as written.
+Status OneShotV::write_fronts(uint32_t parts, Status *disagreed) {
+  const char *in = static_cast<const char *>(d.sendbuf);
+  for (int q = 0; q < n; ++q) {
+    size_t count = d.sendcounts[static_cast<size_t>(q)];
+    size_t share = q == r ? 0 : shm_root_share(count * es, parts);
+    if (share == 0) continue;
+    Status wrote = st.wait_arrived(c, q, s);
+    const ShmVTarget &t = st.arrival(q, s).v.target;
+    if (wrote.ok() && t.recvbuf && t.count != count && disagreed->ok())
+      *disagreed = Error(XC_ERR_INVALID_USAGE, "scatterv: root %d sends %zu bytes to rank %d, which expects %zu (op #%d)",
+                         r, count * es, q, static_cast<size_t>(t.count) * es, c.seq());
+    if (wrote.ok() && t.recvbuf && t.count == count)
+      wrote = st.cma_write(c, q, t.recvbuf, in + d.sdispls[static_cast<size_t>(q)] * es, share);
+    if (!wrote.ok()) {
+      st.give_up(s, wrote.code());
+      return wrote;
+    }
+  }
+  return Status::Ok();
 }
 
 // In place we overwrite recvbuf while peers read our published part: publish

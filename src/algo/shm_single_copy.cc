@@ -70,6 +70,11 @@ struct SingleCopy {
     return error;
   }
   int avg(int m) const { return d.op == XC_AVG ? m : 0; }
+  uint64_t root_parts() const { return st.arrival(d.root, s).addr.parts; }
+  Status scatter_mismatch(int q, size_t count) const {
+    return Error(XC_ERR_INVALID_USAGE, "scatterv: root %d sends %zu bytes to rank %d, which expects %zu (op #%d)", r,
+                 count * es, q, static_cast<size_t>(aux(q)) * es, c.seq());
+  }
 
   Status run();
   Status swap_in_place();
@@ -239,48 +244,68 @@ Status SingleCopy::run() {
 
     case CollKind::kGather:
     case CollKind::kGatherv: {
-      // Each large block is copied from both ends (shm_gather_root_bytes):
-      // the root pulls its front while the sender pushes the rest. Only the
-      // root knows whether it gathers in place, so it says how it splits.
+      // Each large block is copied from both ends (shm_root_share): the root
+      // pulls its front while the sender writes the rest.
       bool v = d.kind == CollKind::kGatherv;
-      const void *parts = reinterpret_cast<const void *>(uintptr_t{shm_gather_root_parts(d.in_place, n, st.oversubscribed)});
-      st.arrive(c, s, d.in_place ? nullptr : d.sendbuf, d.recvbuf, r == d.root ? parts : nullptr);
+      uint32_t parts = r == d.root ? shm_root_parts(d.in_place, n, st.oversubscribed) : 0;
+      st.arrive(c, s, d.in_place ? nullptr : d.sendbuf, d.recvbuf, nullptr, nullptr, parts);
       if (r == d.root) {
         auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
         if (!d.in_place && bytes) memcpy(out() + off(r), d.sendbuf, bytes);
         for (int j = 0; j < n; ++j) {
           if (j == r) continue;
           // gatherv: only the root knows where each block goes: it pulls all
-          size_t len = v ? d.recvcounts[static_cast<size_t>(j)] * es : shm_gather_root_bytes(bytes, aux(r));
+          size_t len = v ? d.recvcounts[static_cast<size_t>(j)] * es : shm_root_share(bytes, parts);
           if (len == 0) continue;
           XC_TRY(st.wait_arrived(c, j, s));
           XC_TRY(st.cma_read(c, j, src(j), out() + off(j), len));
         }
-      } else if (!v) {  // every rank pushes (the rest of) its own block, in parallel
+      } else if (!v) {  // every rank writes (the rest of) its own block, in parallel
         XC_TRY(st.wait_arrived(c, d.root, s));
-        size_t pulled = shm_gather_root_bytes(bytes, aux(d.root));
-        XC_TRY(st.cma_write(c, d.root, dst(d.root) + static_cast<size_t>(r) * bytes + pulled, static_cast<const char *>(d.sendbuf) + pulled,
-                            bytes - pulled));
+        size_t pulled = shm_root_share(bytes, root_parts());
+        XC_TRY(st.cma_write(c, d.root, dst(d.root) + static_cast<size_t>(r) * bytes + pulled,
+                            static_cast<const char *>(d.sendbuf) + pulled, bytes - pulled));
       }
       return st.finish(c, s);
     }
 
     case CollKind::kScatter:
     case CollKind::kScatterv: {
+      // Each large block is copied from both ends (shm_root_share): the root
+      // writes its front into the receiver while the receiver reads the
+      // rest. A scatterv receiver publishes its count (aux), and the root
+      // writes only where it matches the count it sends.
       bool v = d.kind == CollKind::kScatterv;
-      bool table = v && r == d.root;
-      if (table) st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
-      st.arrive(c, s, d.sendbuf, d.recvbuf, table ? d.sdispls.data() : nullptr, table ? d.sendcounts.data() : nullptr);
-      if (r == d.root) {
-        size_t off = (v ? d.sdispls[static_cast<size_t>(r)] : static_cast<size_t>(r) * d.count) * es;
-        if (!d.in_place && bytes) memcpy(out(), static_cast<const char *>(d.sendbuf) + off, bytes);
-      } else {
-        XC_TRY(st.wait_arrived(c, d.root, s));
-        size_t displ = static_cast<size_t>(r) * d.count;
-        Status got = v ? peer_block(d.root, bytes, &displ) : Status::Ok();
-        if (got.ok()) got = st.cma_read(c, d.root, src(d.root) + displ * es, out(), bytes);
-        if (!got.ok()) return failed(std::move(got));
+      bool root = r == d.root;
+      if (root && v) st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
+      uint32_t parts = root ? shm_root_parts(d.in_place, n, st.oversubscribed) : 0;
+      const void *extra = root ? (v ? d.sdispls.data() : nullptr) : reinterpret_cast<const void *>(uintptr_t{d.count});
+      st.arrive(c, s, d.sendbuf, d.recvbuf, extra, root && v ? d.sendcounts.data() : nullptr, parts);
+      if (root) {
+        auto off = [&](int q) { return (v ? d.sdispls[static_cast<size_t>(q)] : static_cast<size_t>(q) * d.count) * es; };
+        const char *in = static_cast<const char *>(d.sendbuf);
+        if (!d.in_place && bytes) memcpy(out(), in + off(r), bytes);
+        Status disagreed = Status::Ok();
+        for (int q = 0; q < n; ++q) {
+          size_t count = v ? d.sendcounts[static_cast<size_t>(q)] : d.count;
+          size_t share = q == r ? 0 : shm_root_share(count * es, parts);
+          if (share == 0) continue;
+          XC_TRY(st.wait_arrived(c, q, s));
+          if (aux(q) != count) {  // q reports the mismatch too, and reads nothing
+            if (disagreed.ok()) disagreed = scatter_mismatch(q, count);
+            continue;
+          }
+          XC_TRY(st.cma_write(c, q, dst(q), in + off(q), share));
+        }
+        XC_TRY(st.finish(c, s));
+        return disagreed;
       }
+      XC_TRY(st.wait_arrived(c, d.root, s));
+      size_t displ = static_cast<size_t>(r) * d.count;
+      Status got = v ? peer_block(d.root, bytes, &displ) : Status::Ok();
+      size_t written = shm_root_share(bytes, root_parts());
+      if (got.ok()) got = st.cma_read(c, d.root, src(d.root) + displ * es + written, out() + written, bytes - written);
+      if (!got.ok()) return failed(std::move(got));
       return st.finish(c, s);
     }
 

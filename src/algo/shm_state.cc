@@ -97,12 +97,13 @@ Status ShmState::enter_wait(CollContext &c, uint64_t depth, uint64_t s) {
 }
 
 void ShmState::arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux,
-                      const void *counts) {
+                      const void *counts, uint64_t parts) {
   ShmArrival &me = ctrl[rank].arrival[s % kShmArrivalDepth];
   me.addr.src = reinterpret_cast<uint64_t>(src);
   me.addr.dst = reinterpret_cast<uint64_t>(dst);
   me.addr.aux = reinterpret_cast<uint64_t>(aux);
   me.addr.counts = reinterpret_cast<uint64_t>(counts);
+  me.addr.parts = parts;
   arrive_inline(c, s);
 }
 

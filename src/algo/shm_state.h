@@ -73,32 +73,36 @@ enum ShmVWhere : uint32_t {
 };
 constexpr size_t kShmVInlineBytes = kShmInlineBytes - 8;
 
-// gather(v) of large blocks read in place: the root pulls the front of each
-// block while its sender pushes the rest, so two cores copy. In place the
-// root has no block of its own to copy and takes 1/n of each (it and every
-// sender then copy alike); out of place copying its own block is its share.
-// With more ranks than cores no core idles: the senders push it all (3 ranks
-// on 2 cores, 5 MiB blocks in place: 650-740 us so, 890-1030 split). Only
-// the root knows its placement, so it publishes parts (0: push it all).
-// Shares are whole pages, at least kShmGatherRootMinBytes: a smaller one
-// costs one more copy call than it saves (2 ranks in place, 8 KiB blocks:
-// 1.0 -> 1.4 us split; 32 KiB blocks about even, 1.75-2.23 against
+// Rooted gather(v) and scatter(v) of large blocks copied in place: each
+// block is copied from both ends, so two cores copy. The root takes the
+// front of each block (gather: pulls it; scatter: writes it into the
+// receiver), the peer the rest. In place the root has no block of its own
+// to copy and takes 1/n of each (it and every peer then copy alike); out of
+// place copying its own block is its share. With more ranks than cores no
+// core idles: the peers copy it all (3 ranks on 2 cores, gather of 5 MiB
+// blocks in place: 650-740 us so, 890-1030 split). Only the root knows its
+// placement, so it publishes parts (0: the peers copy it all).
+// Shares are whole pages, at least kShmRootShareMinBytes: a smaller one
+// costs one more copy call than it saves (gather, 2 ranks in place, 8 KiB
+// blocks: 1.0 -> 1.4 us split; 32 KiB blocks about even, 1.75-2.23 against
 // 1.97-2.00 us unsplit; 64 KiB 3.0-3.1 -> 2.4-2.75; 512 KiB 25 -> 11 us).
-constexpr size_t kShmGatherRootMinBytes = 16 << 10;
-inline uint32_t shm_gather_root_parts(bool root_in_place, int n, bool oversubscribed) {
+constexpr size_t kShmRootShareMinBytes = 16 << 10;
+inline uint32_t shm_root_parts(bool root_in_place, int n, bool oversubscribed) {
   return root_in_place && !oversubscribed ? static_cast<uint32_t>(n) : 0;
 }
-inline size_t shm_gather_root_bytes(size_t block, uint64_t parts) {
+inline size_t shm_root_share(size_t block, uint64_t parts) {
   size_t share = parts ? block / parts & ~size_t{4095} : 0;
-  return share >= kShmGatherRootMinBytes ? share : 0;
+  return share >= kShmRootShareMinBytes ? share : 0;
 }
 
-// gatherv's root: where senders that publish their buffer push the part it
-// does not pull (shm_gather_root_bytes).
-struct ShmGatherRoot {
-  uint64_t recvbuf;         // 0: it pulls every block whole
-  uint64_t displs, counts;  // its arrays (the table in its small slot has them too)
-  uint64_t parts;
+// A v-op rank whose buffer a peer writes part of a block into
+// (shm_root_share): gatherv's root (each sender writes the tail of its
+// block at the root's displacement for it) or a scatterv receiver (the root
+// writes the front of its block).
+struct ShmVTarget {
+  uint64_t recvbuf;         // 0: nothing may be written here
+  uint64_t displs, counts;  // gatherv's root: its arrays (the table in its small slot has them too)
+  uint64_t count;           // scatterv's receiver: the elements it expects
 };
 
 // What a rank publishes on arrival at op s, in line s % kShmArrivalDepth:
@@ -113,11 +117,15 @@ struct alignas(64) ShmArrival {
     struct {
       uint64_t src, dst, aux;  // input, output and an op-specific address (CMA)
       uint64_t counts;         // scatterv, alltoallv: the counts beside aux's displacements
+      uint64_t parts;          // gather(v)/scatter(v)'s root: its split (shm_root_parts)
     } addr;
     char data[kShmInlineBytes];  // one-shot, small ops: the staged input
     struct {
       uint32_t where;  // ShmVWhere
-      uint32_t bytes;  // bytes staged (with the table of blocks, where there is one), else 0
+      union {
+        uint32_t bytes;  // staged: bytes staged (with the table of blocks, where there is one)
+        uint32_t parts;  // not staged: a gatherv/scatterv root's split (shm_root_parts)
+      };
       union {
         struct {
           uint64_t src, displs;  // kShmVCma: the buffer, its displacements (elements; null: one block)
@@ -129,7 +137,7 @@ struct alignas(64) ShmArrival {
           // the buffer itself (displacements as above) and the swap counter.
           uint64_t buf, progress;
         } cma;
-        ShmGatherRoot root;  // gatherv's root (kShmVNothing)
+        ShmVTarget target;  // where a peer may write (kShmVNothing)
         char data[kShmVInlineBytes];  // kShmVInline
       };
     } v;
@@ -249,7 +257,7 @@ struct ShmState {
   }
   // Publish arrival at op s (after staging), with signature and addresses.
   void arrive(CollContext &c, uint64_t s, const void *src, const void *dst, const void *aux = nullptr,
-              const void *counts = nullptr);
+              const void *counts = nullptr, uint64_t parts = 0);
   // Publish arrival at op s whose inline payload (inline_data(rank, s)) is written.
   void arrive_inline(CollContext &c, uint64_t s) {
     ShmArrival &me = ctrl[rank].arrival[s % kShmArrivalDepth];
