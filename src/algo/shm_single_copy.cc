@@ -285,20 +285,21 @@ Status SingleCopy::run() {
         auto off = [&](int q) { return (v ? d.sdispls[static_cast<size_t>(q)] : static_cast<size_t>(q) * d.count) * es; };
         const char *in = static_cast<const char *>(d.sendbuf);
         if (!d.in_place && bytes) memcpy(out(), in + off(r), bytes);
-        Status disagreed = Status::Ok();
+        Status skipped = Status::Ok();  // reported once the others have their blocks
         for (int q = 0; q < n; ++q) {
           size_t count = v ? d.sendcounts[static_cast<size_t>(q)] : d.count;
           size_t share = q == r ? 0 : shm_root_share(count * es, parts);
           if (share == 0) continue;
-          XC_TRY(st.wait_arrived(c, q, s));
-          if (aux(q) != count) {  // q reports the mismatch too, and reads nothing
-            if (disagreed.ok()) disagreed = scatter_mismatch(q, count);
+          Status ready = st.wait_arrived(c, q, s);
+          if (ready.ok() && aux(q) != count) ready = scatter_mismatch(q, count);
+          if (!ready.ok()) {  // q fails too, reading nothing
+            if (skipped.ok()) skipped = std::move(ready);
             continue;
           }
           XC_TRY(st.cma_write(c, q, dst(q), in + off(q), share));
         }
         XC_TRY(st.finish(c, s));
-        return disagreed;
+        return skipped;
       }
       XC_TRY(st.wait_arrived(c, d.root, s));
       size_t displ = static_cast<size_t>(r) * d.count;
