@@ -126,9 +126,10 @@ struct OneShotV {
   // Copy the want bytes peer j sends us into dst, from wherever its record
   // says (tabled: one block per destination, ours at index r).
   Status fetch(int j, bool tabled, void *dst, size_t want) {
-    // What we will likely read of j's small slot at the next like op.
-    size_t entry = static_cast<size_t>(r) * sizeof(Block);
-    XC_TRY(st.wait_arrived_ahead(c, j, s, tabled ? entry : 0, tabled ? sizeof(Block) : want));
+    // What we will likely read of j's small slot at the next like op
+    // (nothing when the part fits its record).
+    size_t entry = static_cast<size_t>(r) * sizeof(Block), slotted = want > kShmVInlineBytes ? want : 0;
+    XC_TRY(st.wait_arrived_ahead(c, j, s, tabled ? entry : 0, tabled && slotted ? sizeof(Block) : slotted));
     const ShmArrival &a = st.arrival(j, s);
     // gatherv's root: a sender may write the end of its block itself;
     // scatterv's receiver: the root may write the front of ours.
