@@ -24,6 +24,7 @@
 #include "algo/algorithms.h"
 #include "algo/collective.h"
 #include "algo/selector.h"
+#include "algo/shm_state.h"
 #include "core/coll_desc.h"
 #include "cpu/reduce.h"
 #include "core/dtype.h"
@@ -1002,6 +1003,27 @@ void selector_policy(void **) {
                                                choose(static_cast<CollKind>(k), bytes, n, l, in_place)));
 }
 
+// Rooted gather/scatter of large blocks: how much of each block the root
+// copies itself (the peer copies the rest).
+void root_share(void **) {
+  using xc::algo::shm_root_parts;
+  using xc::algo::shm_root_share;
+  assert_int_equal(shm_root_parts(false, 2, false), 0);  // out of place: its own block is its share
+  assert_int_equal(shm_root_parts(true, 4, true), 0);    // more ranks than cores: no core idles
+  assert_int_equal(shm_root_parts(true, 3, false), 3);
+  assert_int_equal(shm_root_share(64 << 20, 0), 0);
+  assert_int_equal(shm_root_share(32 << 10, 2), 16 << 10);
+  assert_int_equal(shm_root_share((32 << 10) - 1, 2), 0);  // below the least share: one copy call
+  for (size_t block : {size_t(100000), size_t(1) << 20, (size_t(5) << 20) + 3, size_t(400004)})
+    for (uint32_t parts : {2u, 3u, 5u}) {
+      size_t share = shm_root_share(block, parts);
+      assert_int_equal(share % 4096, 0);  // whole pages
+      assert_true(share <= block / parts);
+      assert_true(share == 0 || share >= xc::algo::kShmRootShareMinBytes);
+      assert_true(block / parts - share < 4096 || share == 0);
+    }
+}
+
 void xc_algo_parsing(void **) {
   using xc::algo::forced_algo;
   bool forced = false;
@@ -1053,6 +1075,7 @@ int main() {
       cmocka_unit_test(every_algorithm_n6),
       cmocka_unit_test(every_algorithm_n8),
       cmocka_unit_test(selector_policy),
+      cmocka_unit_test(root_share),
       cmocka_unit_test(xc_algo_parsing),
   };
   return cmocka_run_group_tests(tests, nullptr, nullptr);
