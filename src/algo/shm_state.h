@@ -212,8 +212,12 @@ struct ShmState {
   uint64_t probe_word = 0;
   // Reused scratch (grown, never shrunk): no allocation per call once warm.
   // Its first three kShmCmaChunkBytes are the bounce buffers of the CMA
-  // reductions, chains and swaps.
+  // reductions and chains.
   std::vector<char> scratch;
+  // The in-place swap's two chunks (shm_swap.cc): apart from scratch, where
+  // one-shot-v keeps the copy of an in-place alltoallv's unswapped blocks
+  // that peers read meanwhile.
+  std::vector<char> swap_bounce;
   std::vector<float> facc, ftmp;
   std::vector<size_t> block_off, block_len;  // two-shot's blocks, reused
 

@@ -23,22 +23,24 @@ int shm_swap_partner(int n, int r, int t) {
 namespace {
 
 Status trade(CollContext &c, ShmState &st, const ShmSwap &w) {
-  char *bounce[2] = {st.scratch.data(), st.scratch.data() + kShmCmaChunkBytes};
+  constexpr size_t kChunk = kShmSwapChunkBytes;
+  if (st.swap_bounce.size() < 2 * kChunk) st.swap_bounce.resize(2 * kChunk);
+  char *bounce[2] = {st.swap_bounce.data(), st.swap_bounce.data() + kChunk};
   uint64_t base = static_cast<uint64_t>(w.round + 1) << 32;
-  size_t chunks = (w.len + kShmCmaChunkBytes - 1) / kShmCmaChunkBytes;
-  auto piece = [&](size_t k) { return std::min(kShmCmaChunkBytes, w.len - k * kShmCmaChunkBytes); };
+  size_t chunks = (w.len + kChunk - 1) / kChunk;
+  auto piece = [&](size_t k) { return std::min(kChunk, w.len - k * kChunk); };
   // Read one chunk ahead: the partner overwrites its chunk k+1 only after
   // our counter passes k+1, so reading it early is safe and hides the wait.
   XC_TRY(st.cma_read(c, w.partner, w.theirs, bounce[0], piece(0)));
   shm_publish_word(st, w.my_counter, base + 1);
   for (size_t k = 0; k < chunks; ++k) {
     if (k + 1 < chunks) {
-      XC_TRY(st.cma_read(c, w.partner, w.theirs + (k + 1) * kShmCmaChunkBytes, bounce[(k + 1) % 2], piece(k + 1)));
+      XC_TRY(st.cma_read(c, w.partner, w.theirs + (k + 1) * kChunk, bounce[(k + 1) % 2], piece(k + 1)));
       shm_publish_word(st, w.my_counter, base + k + 2);
     }
     XC_TRY(shm_wait_word(c, st, w.partner, w.op, w.their_counter, base + k + 1,
                          "the partner to read its part of an in-place alltoall"));
-    cpu::copy_part(w.mine + k * kShmCmaChunkBytes, bounce[k % 2], piece(k), w.extent);
+    cpu::copy_part(w.mine + k * kChunk, bounce[k % 2], piece(k), w.extent);
   }
   return Status::Ok();
 }
