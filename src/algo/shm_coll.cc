@@ -102,6 +102,9 @@ Status ShmColl::ensure(CollContext &c) {
   // Oversubscribed, the peer we wait for may need our core: yield at once.
   st->spin = env_is_set("XC_SHM_COLL_SPIN") ? static_cast<int>(env_get_int("XC_SHM_COLL_SPIN"))
                                             : (st->oversubscribed ? 0 : 2000);
+  // Each root publishes its own split, so ranks need not agree on this.
+  st->root_split = env_is_set("XC_SHM_COLL_ROOT_SPLIT") ? env_get_int("XC_SHM_COLL_ROOT_SPLIT") != 0
+                                                        : !st->oversubscribed;
   st->scratch.resize(3 * kShmCmaChunkBytes);
   st->facc.resize(kShmCmaChunkBytes / 2);
   st->ftmp.resize(kShmCmaChunkBytes / 2);

@@ -80,15 +80,16 @@ constexpr size_t kShmVInlineBytes = kShmInlineBytes - 8;
 // to copy and takes 1/n of each (it and every peer then copy alike); out of
 // place copying its own block is its share. With more ranks than cores no
 // core idles: the peers copy it all (3 ranks on 2 cores, gather of 5 MiB
-// blocks in place: 650-740 us so, 890-1030 split). Only the root knows its
-// placement, so it publishes parts (0: the peers copy it all).
+// blocks in place: 650-740 us so, 890-1030 split), unless
+// XC_SHM_COLL_ROOT_SPLIT says otherwise (ShmState::root_split). Only the
+// root knows its placement, so it publishes parts (0: the peers copy it all).
 // Shares are whole pages, at least kShmRootShareMinBytes: a smaller one
 // costs one more copy call than it saves (gather, 2 ranks in place, 8 KiB
 // blocks: 1.0 -> 1.4 us split; 32 KiB blocks about even, 1.75-2.23 against
 // 1.97-2.00 us unsplit; 64 KiB 3.0-3.1 -> 2.4-2.75; 512 KiB 25 -> 11 us).
 constexpr size_t kShmRootShareMinBytes = 16 << 10;
-inline uint32_t shm_root_parts(bool root_in_place, int n, bool oversubscribed) {
-  return root_in_place && !oversubscribed ? static_cast<uint32_t>(n) : 0;
+inline uint32_t shm_root_parts(bool root_in_place, int n, bool split) {
+  return root_in_place && split ? static_cast<uint32_t>(n) : 0;
 }
 inline size_t shm_root_share(size_t block, uint64_t parts) {
   size_t share = parts ? block / parts & ~size_t{4095} : 0;
@@ -200,6 +201,7 @@ struct ShmState {
   // at set-up, since both sides of the bell must use the same pair.
   bool light_bell = false;
   bool tables = true;  // publish_table writes (agreed at set-up: readers must know)
+  bool root_split = true;  // a gather/scatter root in place splits large blocks (shm_root_parts)
   int spin = 2000;
   bool prefetchw = shm_cpu_has_prefetchw();
   uint64_t op = 0;     // number of the current (last started) shm op

@@ -1009,8 +1009,8 @@ void root_share(void **) {
   using xc::algo::shm_root_parts;
   using xc::algo::shm_root_share;
   assert_int_equal(shm_root_parts(false, 2, false), 0);  // out of place: its own block is its share
-  assert_int_equal(shm_root_parts(true, 4, true), 0);    // more ranks than cores: no core idles
-  assert_int_equal(shm_root_parts(true, 3, false), 3);
+  assert_int_equal(shm_root_parts(true, 4, false), 0);   // no split (more ranks than cores)
+  assert_int_equal(shm_root_parts(true, 3, true), 3);
   assert_int_equal(shm_root_share(64 << 20, 0), 0);
   assert_int_equal(shm_root_share(32 << 10, 2), 16 << 10);
   assert_int_equal(shm_root_share((32 << 10) - 1, 2), 0);  // below the least share: one copy call
