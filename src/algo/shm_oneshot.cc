@@ -90,11 +90,7 @@ Status OneShot::relay_prefix() {
     if (!ex && !d.in_place && bytes) memcpy(out(), input(), bytes);
     return Status::Ok();
   }
-  Status got = wait_staged(r - 1, 0, bytes);
-  if (!got.ok()) {  // rank r+1 waits for our prefix: tell it
-    st.give_up(s, got.code());
-    return got;
-  }
+  XC_TRY(st.give_up_if(s, wait_staged(r - 1, 0, bytes)));  // rank r+1 waits for our prefix: tell it
   const char *prefix = slot(r - 1);
   if (bytes == 0) {
     arrive();

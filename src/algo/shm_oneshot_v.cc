@@ -131,10 +131,6 @@ struct OneShotV {
     size_t entry = static_cast<size_t>(r) * sizeof(Block), slotted = want > kShmVInlineBytes ? want : 0;
     XC_TRY(st.wait_arrived_ahead(c, j, s, tabled ? entry : 0, tabled && slotted ? sizeof(Block) : slotted));
     const ShmArrival &a = st.arrival(j, s);
-    // gatherv's root: a sender may write the end of its block itself;
-    // scatterv's receiver: the root may write the front of ours.
-    size_t tail = d.kind == CollKind::kGatherv ? pushed_by(static_cast<size_t>(j), want) : 0;
-    size_t front = d.kind == CollKind::kScatterv ? written_by_root(want) : 0;
     switch (a.v.where) {
       case kShmVNothing:
         return want ? mismatch(j, want, 0) : Status::Ok();
@@ -150,6 +146,10 @@ struct OneShotV {
         } else if (a.v.cma.bytes != want) {
           return mismatch(j, want, a.v.cma.bytes);
         }
+        // gatherv's root: a sender may write the end of its block itself;
+        // scatterv's receiver: the root may write the front of ours.
+        size_t tail = d.kind == CollKind::kGatherv ? pushed_by(static_cast<size_t>(j), want) : 0;
+        size_t front = d.kind == CollKind::kScatterv ? written_by_root(want) : 0;
         if (want <= tail + front) return Status::Ok();
         return st.cma_read(c, j, a.v.cma.src + displ * es + front, static_cast<char *>(dst) + front, want - tail - front);
       }
@@ -223,7 +223,7 @@ Status OneShotV::gatherv() {
   if (read_in_place || !status.ok()) st.mark_done(s);  // after an error too: peers may wait for it
   // Every sender's writes land before we return, after an error too; one
   // that failed to write gave up (its record says why).
-  for (int j = 0; j < n; ++j) {
+  for (int j = 0; j < n && any_cma; ++j) {
     size_t want = d.recvcounts[static_cast<size_t>(j)] * es;
     if (j == r || pick(want) != kShmVCma) continue;  // it cannot write: it stages
     Status landed = st.wait_arrived(c, j, s);
@@ -266,14 +266,12 @@ Status OneShotV::push_to_root(size_t own) {
   if (!a.v.target.recvbuf) return Status::Ok();
   size_t displ = 0, count = 0;
   Status wrote = st.peer_entry(c, d.root, s, true, a.v.target.displs, a.v.target.counts, &displ, &count);
-  if (wrote.ok() && count * es != own)
-    return Error(XC_ERR_INVALID_USAGE, "gatherv: rank %d sends %zu bytes to root %d, which expects %zu (op #%d)", r, own,
-                 d.root, count * es, c.seq());
+  if (wrote.ok() && count * es != own) return st.send_mismatch(c, "gatherv", d.root, own, count * es);
   size_t pulled = shm_root_share(own, a.v.parts);
   if (wrote.ok())
     wrote = st.cma_write(c, d.root, a.v.target.recvbuf + displ * es + pulled,
                          static_cast<const char *>(d.sendbuf) + pulled, own - pulled);
-  if (!wrote.ok()) st.give_up(s, wrote.code());  // the root waits for our part
+  wrote = st.give_up_if(s, std::move(wrote));  // the root waits for our part
   st.mark_done(s);
   return wrote;
 }
@@ -332,14 +330,10 @@ Status OneShotV::write_fronts(uint32_t parts, Status *disagreed) {
     Status wrote = st.wait_arrived(c, q, s);
     const ShmVTarget &t = st.arrival(q, s).v.target;
     if (wrote.ok() && t.recvbuf && t.count != count && disagreed->ok())
-      *disagreed = Error(XC_ERR_INVALID_USAGE, "scatterv: root %d sends %zu bytes to rank %d, which expects %zu (op #%d)",
-                         r, count * es, q, static_cast<size_t>(t.count) * es, c.seq());
+      *disagreed = st.send_mismatch(c, "scatterv", q, count * es, static_cast<size_t>(t.count) * es);
     if (wrote.ok() && t.recvbuf && t.count == count)
       wrote = st.cma_write(c, q, t.recvbuf, in + d.sdispls[static_cast<size_t>(q)] * es, share);
-    if (!wrote.ok()) {
-      st.give_up(s, wrote.code());
-      return wrote;
-    }
+    XC_TRY(st.give_up_if(s, std::move(wrote)));
   }
   return Status::Ok();
 }

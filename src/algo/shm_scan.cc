@@ -113,9 +113,7 @@ Status chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
 }  // namespace
 
 Status shm_scan_chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
-  Status got = chain(c, d, st, s);
-  if (!got.ok()) st.give_up(s, got.code());  // our neighbours wait on our counter
-  return got;
+  return st.give_up_if(s, chain(c, d, st, s));  // our neighbours wait on our counter
 }
 
 }  // namespace xc::algo

@@ -71,10 +71,6 @@ struct SingleCopy {
   }
   int avg(int m) const { return d.op == XC_AVG ? m : 0; }
   uint64_t root_parts() const { return st.arrival(d.root, s).addr.parts; }
-  Status scatter_mismatch(int q, size_t count) const {
-    return Error(XC_ERR_INVALID_USAGE, "scatterv: root %d sends %zu bytes to rank %d, which expects %zu (op #%d)", r,
-                 count * es, q, static_cast<size_t>(aux(q)) * es, c.seq());
-  }
 
   Status run();
   Status swap_in_place();
@@ -291,7 +287,8 @@ Status SingleCopy::run() {
           size_t share = q == r ? 0 : shm_root_share(count * es, parts);
           if (share == 0) continue;
           Status ready = st.wait_arrived(c, q, s);
-          if (ready.ok() && aux(q) != count) ready = scatter_mismatch(q, count);
+          if (ready.ok() && aux(q) != count)
+            ready = st.send_mismatch(c, "scatterv", q, count * es, static_cast<size_t>(aux(q)) * es);
           if (!ready.ok()) {  // q fails too, reading nothing
             if (skipped.ok()) skipped = std::move(ready);
             continue;

@@ -218,6 +218,11 @@ Status ShmState::block_mismatch(CollContext &c, const char *op, int r, size_t wa
                want, r, got, c.seq());
 }
 
+Status ShmState::send_mismatch(CollContext &c, const char *op, int r, size_t sends, size_t want) const {
+  return Error(XC_ERR_INVALID_USAGE, "%s: rank %d sends %zu bytes to rank %d, which expects %zu (op #%d)", op, rank,
+               sends, r, want, c.seq());
+}
+
 Status ShmState::wait_done(CollContext &c, int r, uint64_t s) {
   std::atomic<uint64_t> &f = ctrl[r].done;
   return wait(c, "a peer to finish reading", [&] { return f.load(std::memory_order_acquire) >= s; });

@@ -289,6 +289,11 @@ struct ShmState {
   // prefixes): mark its arrival record with kSigGaveUp and the code, so they
   // fail too (wait_arrived, shm_wait_word) instead of at the deadline.
   void give_up(uint64_t s, xc_result_t code);
+  // got, after giving up op s if it failed (where peers wait for our part).
+  Status give_up_if(uint64_t s, Status got) {
+    if (!got.ok()) give_up(s, got.code());
+    return got;
+  }
   bool gave_up(int r, uint64_t s) const {
     return __atomic_load_n(&arrival(r, s).sig, __ATOMIC_ACQUIRE) == kSigGaveUp;
   }
@@ -377,6 +382,8 @@ struct ShmState {
   bool shares_tables() const { return tables && nranks <= kShmTableMaxRanks; }
   // The message of a v-op whose sender and receiver disagree on a block.
   Status block_mismatch(CollContext &c, const char *op, int r, size_t want, size_t got) const;
+  // ... the same, found by the sender (sends bytes to rank r, which expects want).
+  Status send_mismatch(CollContext &c, const char *op, int r, size_t sends, size_t want) const;
 
   Status slow_wait_check(CollContext &c, const char *what);
 

@@ -49,9 +49,7 @@ Status trade(CollContext &c, ShmState &st, const ShmSwap &w) {
 
 Status shm_swap_block(CollContext &c, ShmState &st, const ShmSwap &w) {
   if (w.len == 0) return Status::Ok();
-  Status got = trade(c, st, w);
-  if (!got.ok()) st.give_up(w.op, got.code());
-  return got;
+  return st.give_up_if(w.op, trade(c, st, w));
 }
 
 }  // namespace xc::algo
