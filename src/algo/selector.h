@@ -98,7 +98,9 @@ constexpr size_t kShmOneShotMoveMaxBytes = 8 << 10;     // data movement: what t
 // beats single copy's kernel copies (measured on 2 cores, docs/design.md):
 // out-of-place allreduce (the vector) goes two-shot, allgather(v) (all n
 // blocks) staged, in place from the larger size; with more ranks than
-// cores allgather(v) goes staged from the smallest.
+// cores allgather(v) goes staged from the smallest. In-place alltoall goes
+// staged wherever one-shot stops (its in-place single copy swaps blocks
+// through bounce buffers and the kernel's copies).
 constexpr size_t kShmTwoShotMinBytes = 16 << 20;
 constexpr size_t kShmStagedMinBytes = 16 << 20;
 constexpr size_t kShmStagedInPlaceMinBytes = 32 << 20;

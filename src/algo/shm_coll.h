@@ -7,7 +7,8 @@
 //                process_vm_readv (CMA) when the kernel allows it;
 //   two-shot     allreduce/reduce/reduce_scatter(v), large, no CMA needed:
 //                pipelined chunks staged through the segment;
-//   staged       allgather(v), large: the same pipeline for data movement.
+//   staged       allgather(v), large, and in-place alltoall: the same pipeline
+//                for data movement.
 // Every rank leaves each op only when no peer can still read its buffers, so
 // callers may reuse them at once. Every wait honours c.deadline() and notices
 // dead peers. docs/design.md, "Shared-memory collectives", has the protocol.
@@ -62,7 +63,8 @@ Status shm_oneshot_v(CollContext &c, const CollDesc &d);
 Status shm_single_copy(CollContext &c, const CollDesc &d);
 // Allreduce, reduce, reduce_scatter(v): staged and pipelined, no CMA needed.
 Status shm_twoshot(CollContext &c, const CollDesc &d);
-// Allgather(v): blocks staged and pipelined, outputs streamed; no CMA needed.
+// Allgather(v), alltoall: blocks staged and pipelined, outputs streamed (not
+// in-place alltoall's, in cache already); no CMA needed.
 Status shm_staged(CollContext &c, const CollDesc &d);
 
 }  // namespace xc::algo

@@ -1,13 +1,13 @@
-// Staged allgather(v): blocks move through the segment in pipeline steps,
-// with no CMA. In step k every rank copies chunk k of its block into its
-// staging buffer (k's parity) and, out of place, from there into its own
-// output block; then it copies chunk k of every peer's block out of the
-// peer's buffer. Large copies into the output stream (non-temporal stores),
-// so each output byte is written once and never read, and the staging stays
-// in cache. Measured against single copy (process_vm_readv, whose kernel
-// copy reads every output line before writing it): docs/design.md.
-// A buffer is refilled only when every peer has finished the step two back,
-// which last read it.
+// Staged allgather(v) and alltoall: blocks move through the segment in
+// pipeline steps, with no CMA. In step k every rank copies its pieces of
+// step k into its staging buffer (k's parity): allgather(v) chunk k of its
+// block, alltoall chunk k of each block it sends to a peer. Then it copies
+// what peers staged for it out of their buffers. Large copies into the
+// output stream (non-temporal stores), so each output byte is written once
+// and never read, and the staging stays in cache. Measured against single
+// copy (process_vm_readv, whose kernel copy reads every output line before
+// writing it): docs/design.md. A buffer is refilled only when every peer has
+// finished the step two back, which last read it.
 #include <algorithm>
 #include <cstring>
 
@@ -18,12 +18,37 @@
 
 namespace xc::algo {
 
-Status shm_staged(CollContext &c, const CollDesc &d) {
+namespace {
+
+// The steps both ops share. stage(k, mine) fills our staging buffer for
+// step k; own(k) moves our own part of step k (it needs no peer); take(k, j,
+// theirs) copies what peer j staged for us in step k.
+template <class Stage, class Own, class Take>
+Status run_steps(CollContext &c, ShmState &st, uint64_t steps, Stage stage, Own own, Take take) {
+  int n = c.size(), r = c.rank();
+  uint64_t s;
+  XC_TRY(st.enter(c, kShmArrivalDepth, &s));  // staging is guarded by the step counters
+  st.arrive(c, s, nullptr, nullptr);
+  XC_TRY(st.wait_all_arrived(c, s));  // same op everywhere, so the same step count
+  for (uint64_t k = 0; k < steps; ++k) {
+    uint64_t g = st.steps + k;
+    if (g >= 2) XC_TRY(st.wait_steps(c, &ShmCtrl::step_out, g - 1, "a peer to free a staging buffer"));
+    stage(k, st.stage(r, g));
+    st.publish_step(&ShmCtrl::step_in, g + 1);
+    own(k);
+    XC_TRY(st.wait_steps(c, &ShmCtrl::step_in, g + 1, "a peer to stage its block"));
+    for (int i = 1; i < n; ++i) {
+      int j = (r + i) % n;  // start at different peers: spread the load
+      take(k, j, st.stage(j, g));
+    }
+    st.publish_step(&ShmCtrl::step_out, g + 1);
+  }
+  st.steps += steps;
+  return Status::Ok();
+}
+
+Status allgather(CollContext &c, const CollDesc &d, ShmState &st) {
   bool v = d.kind == CollKind::kAllgatherv;
-  if (d.kind != CollKind::kAllgather && !v)
-    return Error(XC_ERR_UNSUPPORTED, "shm staged does not run %s", coll_kind_name(d.kind));
-  XC_TRY(c.shm()->ensure(c));
-  ShmState &st = *c.shm()->state();
   int n = c.size(), r = c.rank();
   size_t es = dtype_size(d.dtype);
   auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
@@ -36,35 +61,64 @@ Status shm_staged(CollContext &c, const CollDesc &d) {
     total += len(j);
   }
   const size_t piece = kShmTwoShotSlotBytes;
-  uint64_t steps = (longest + piece - 1) / piece;
   auto chunk = [&](int j, uint64_t k) {
     size_t at = static_cast<size_t>(k) * piece;
     return at >= len(j) ? size_t{0} : std::min(piece, len(j) - at);
   };
+  char *staged = nullptr;
+  return run_steps(
+      c, st, (longest + piece - 1) / piece,
+      [&](uint64_t k, char *mine) {
+        staged = mine;
+        if (size_t l = chunk(r, k)) memcpy(mine, in + k * piece, l);
+      },
+      [&](uint64_t k) {  // out of place, also into our own output block (from the staged copy, in cache)
+        if (size_t l = chunk(r, k); l && !d.in_place) cpu::copy_part(out + off(r) + k * piece, staged, l, total);
+      },
+      [&](uint64_t k, int j, const char *theirs) {
+        if (size_t l = chunk(j, k)) cpu::copy_part(out + off(j) + k * piece, theirs, l, total);
+      });
+}
 
-  uint64_t s;
-  XC_TRY(st.enter(c, kShmArrivalDepth, &s));  // staging is guarded by the step counters
-  st.arrive(c, s, nullptr, nullptr);
-  XC_TRY(st.wait_all_arrived(c, s));  // same op everywhere, so the same step count
-  for (uint64_t k = 0; k < steps; ++k) {
-    uint64_t g = st.steps + k;
-    size_t at = static_cast<size_t>(k) * piece;
-    if (g >= 2) XC_TRY(st.wait_steps(c, &ShmCtrl::step_out, g - 1, "a peer to free a staging buffer"));
-    char *mine = st.stage(r, g);
-    size_t my_len = chunk(r, k);
-    if (my_len) memcpy(mine, in + at, my_len);
-    st.publish_step(&ShmCtrl::step_in, g + 1);
-    if (my_len && !d.in_place) cpu::copy_part(out + off(r) + at, mine, my_len, total);
-    XC_TRY(st.wait_steps(c, &ShmCtrl::step_in, g + 1, "a peer to stage its block"));
-    for (int i = 1; i < n; ++i) {
-      int j = (r + i) % n;  // start at different peers: spread the load
-      size_t l = chunk(j, k);
-      if (l) cpu::copy_part(out + off(j) + at, st.stage(j, g), l, total);
-    }
-    st.publish_step(&ShmCtrl::step_out, g + 1);
-  }
-  st.steps += steps;
-  return Status::Ok();
+// Each step carries a piece of every block: the staging buffer holds n - 1
+// pieces, the one for peer j at index j - (j > owner). In place works as
+// well: a rank stages piece k of each outgoing block before it overwrites
+// that piece with the incoming one, and its own block stays where it is.
+Status alltoall(CollContext &c, const CollDesc &d, ShmState &st) {
+  int n = c.size(), r = c.rank();
+  size_t block = d.count * dtype_size(d.dtype), total = block * static_cast<size_t>(n);
+  char *out = static_cast<char *>(d.recvbuf);
+  const char *in = d.in_place ? out : static_cast<const char *>(d.sendbuf);
+  const size_t piece = kShmTwoShotSlotBytes / static_cast<size_t>(n - 1) & ~size_t{63};
+  if (piece == 0)
+    return Error(XC_ERR_UNSUPPORTED, "shm staged alltoall: %d ranks do not fit its %zu-byte staging buffer", n,
+                 kShmTwoShotSlotBytes);
+  auto chunk = [&](uint64_t k) { return std::min(piece, block - k * piece); };
+  auto index = [](int j, int owner) { return static_cast<size_t>(j - (j > owner)); };
+  return run_steps(
+      c, st, (block + piece - 1) / piece,
+      [&](uint64_t k, char *mine) {
+        for (int j = 0; j < n; ++j)
+          if (j != r) memcpy(mine + index(j, r) * piece, in + j * block + k * piece, chunk(k));
+      },
+      [&](uint64_t k) {
+        size_t at = r * block + k * piece;
+        if (!d.in_place) cpu::copy_part(out + at, in + at, chunk(k), total);
+      },
+      [&](uint64_t k, int j, const char *theirs) {  // in place the output lines are in cache (just staged)
+        cpu::copy_part(out + j * block + k * piece, theirs + index(r, j) * piece, chunk(k), d.in_place ? 0 : total);
+      });
+}
+
+}  // namespace
+
+Status shm_staged(CollContext &c, const CollDesc &d) {
+  bool gathers = d.kind == CollKind::kAllgather || d.kind == CollKind::kAllgatherv;
+  if (!gathers && d.kind != CollKind::kAlltoall)
+    return Error(XC_ERR_UNSUPPORTED, "shm staged does not run %s", coll_kind_name(d.kind));
+  XC_TRY(c.shm()->ensure(c));
+  ShmState &st = *c.shm()->state();
+  return gathers ? allgather(c, d, st) : alltoall(c, d, st);
 }
 
 }  // namespace xc::algo

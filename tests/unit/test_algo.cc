@@ -979,6 +979,11 @@ void selector_policy(void **) {
   assert_true(choose(CollKind::kAllgather, 64 << 20, 4, local, false) == Algo::kShmStaged);
   assert_true(choose(CollKind::kAllgatherv, 16 << 20, 2, local_cma, false) == Algo::kShmStaged);
   assert_true(choose(CollKind::kAllgather, 256 << 10, 2, local_cma, true) == Algo::kShmSingleCopy);
+  // In-place alltoall goes staged wherever one-shot stops; out of place
+  // stays single copy.
+  assert_true(choose(CollKind::kAlltoall, 16 << 10, 2, local_cma, true) == Algo::kShmStaged);
+  assert_true(choose(CollKind::kAlltoall, 64 << 20, 4, local, true) == Algo::kShmStaged);
+  assert_true(choose(CollKind::kAlltoall, 16 << 10, 2, local_cma, false) == Algo::kShmSingleCopy);
   // in_place weighs only where every rank shares it.
   assert_true(choose(CollKind::kReduceScatter, 64 << 20, 4, local_cma, true) == Algo::kShmSingleCopy);
   // reduce stays one-shot further than allreduce (one result: single copy's
