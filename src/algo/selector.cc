@@ -246,7 +246,8 @@ Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, bool in_place
     why = "one host: each rank stages its part if small, else peers read it in place";
     a = Algo::kShmOneShot;
   } else if (loc.all_local && pipeline_beats_single_copy(kind, bytes, nranks, in_place && placement_agrees(kind))) {
-    why = kind == CollKind::kAlltoall ? "one host, in place: staged pipeline" : "one host, large: staged pipeline, outputs streamed";
+    why = kind == CollKind::kAlltoall ? "one host, in place: staged pipeline"
+                                      : "one host, large: staged pipeline, outputs streamed";
     a = kind == CollKind::kAllreduce ? Algo::kShmTwoShot : Algo::kShmStaged;
   } else if (loc.all_local && loc.single_copy) {
     why = "one host, peers' buffers readable";

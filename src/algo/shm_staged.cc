@@ -21,8 +21,8 @@ namespace xc::algo {
 namespace {
 
 // The steps both ops share. stage(k, mine) fills our staging buffer for
-// step k; own(k) moves our own part of step k (it needs no peer); take(k, j,
-// theirs) copies what peer j staged for us in step k.
+// step k; own(k, mine) moves our own part of step k (it needs no peer);
+// take(k, j, theirs) copies what peer j staged for us in step k.
 template <class Stage, class Own, class Take>
 Status run_steps(CollContext &c, ShmState &st, uint64_t steps, Stage stage, Own own, Take take) {
   int n = c.size(), r = c.rank();
@@ -33,9 +33,10 @@ Status run_steps(CollContext &c, ShmState &st, uint64_t steps, Stage stage, Own 
   for (uint64_t k = 0; k < steps; ++k) {
     uint64_t g = st.steps + k;
     if (g >= 2) XC_TRY(st.wait_steps(c, &ShmCtrl::step_out, g - 1, "a peer to free a staging buffer"));
-    stage(k, st.stage(r, g));
+    char *mine = st.stage(r, g);
+    stage(k, mine);
     st.publish_step(&ShmCtrl::step_in, g + 1);
-    own(k);
+    own(k, mine);
     XC_TRY(st.wait_steps(c, &ShmCtrl::step_in, g + 1, "a peer to stage its block"));
     for (int i = 1; i < n; ++i) {
       int j = (r + i) % n;  // start at different peers: spread the load
@@ -65,15 +66,14 @@ Status allgather(CollContext &c, const CollDesc &d, ShmState &st) {
     size_t at = static_cast<size_t>(k) * piece;
     return at >= len(j) ? size_t{0} : std::min(piece, len(j) - at);
   };
-  char *staged = nullptr;
   return run_steps(
       c, st, (longest + piece - 1) / piece,
       [&](uint64_t k, char *mine) {
-        staged = mine;
         if (size_t l = chunk(r, k)) memcpy(mine, in + k * piece, l);
       },
-      [&](uint64_t k) {  // out of place, also into our own output block (from the staged copy, in cache)
-        if (size_t l = chunk(r, k); l && !d.in_place) cpu::copy_part(out + off(r) + k * piece, staged, l, total);
+      // Out of place, also into our own output block, from the staged copy (in cache).
+      [&](uint64_t k, const char *mine) {
+        if (size_t l = chunk(r, k); l && !d.in_place) cpu::copy_part(out + off(r) + k * piece, mine, l, total);
       },
       [&](uint64_t k, int j, const char *theirs) {
         if (size_t l = chunk(j, k)) cpu::copy_part(out + off(j) + k * piece, theirs, l, total);
@@ -89,7 +89,7 @@ Status alltoall(CollContext &c, const CollDesc &d, ShmState &st) {
   size_t block = d.count * dtype_size(d.dtype), total = block * static_cast<size_t>(n);
   char *out = static_cast<char *>(d.recvbuf);
   const char *in = d.in_place ? out : static_cast<const char *>(d.sendbuf);
-  const size_t piece = kShmTwoShotSlotBytes / static_cast<size_t>(n - 1) & ~size_t{63};
+  const size_t piece = kShmTwoShotSlotBytes / static_cast<size_t>(std::max(n - 1, 1)) & ~size_t{63};
   if (piece == 0)
     return Error(XC_ERR_UNSUPPORTED, "shm staged alltoall: %d ranks do not fit its %zu-byte staging buffer", n,
                  kShmTwoShotSlotBytes);
@@ -101,7 +101,7 @@ Status alltoall(CollContext &c, const CollDesc &d, ShmState &st) {
         for (int j = 0; j < n; ++j)
           if (j != r) memcpy(mine + index(j, r) * piece, in + j * block + k * piece, chunk(k));
       },
-      [&](uint64_t k) {
+      [&](uint64_t k, const char *) {
         size_t at = r * block + k * piece;
         if (!d.in_place) cpu::copy_part(out + at, in + at, chunk(k), total);
       },
