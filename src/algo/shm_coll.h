@@ -8,7 +8,8 @@
 //   two-shot     allreduce/reduce/reduce_scatter(v), large, no CMA needed:
 //                pipelined chunks staged through the segment;
 //   staged       allgather(v), large, and in-place alltoall: the same pipeline
-//                for data movement.
+//                for data movement (one-shot-v runs its steps for in-place
+//                alltoallv beyond what it stages).
 // Every rank leaves each op only when no peer can still read its buffers, so
 // callers may reuse them at once. Every wait honours c.deadline() and notices
 // dead peers. docs/design.md, "Shared-memory collectives", has the protocol.
@@ -57,7 +58,8 @@ class ShmColl {
 // gatherv, scatterv and alltoallv at any size (shm_oneshot_v).
 Status shm_oneshot(CollContext &c, const CollDesc &d);
 // gatherv, scatterv, alltoallv: each rank stages its own part when small,
-// else publishes its buffer for single copy (algo/shm_oneshot_v.cc).
+// else publishes its buffer for single copy, or (in-place alltoallv) sends
+// it through the staged pipeline's steps (algo/shm_oneshot_v.cc).
 Status shm_oneshot_v(CollContext &c, const CollDesc &d);
 // Every CollKind, any size; needs single_copy_ok() (XC_ERR_UNSUPPORTED otherwise).
 Status shm_single_copy(CollContext &c, const CollDesc &d);

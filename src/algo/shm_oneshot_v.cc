@@ -8,7 +8,9 @@
 // read such a buffer); one that staged leaves at once and may run ahead as
 // far as the ring it staged in allows, exactly like gather's and scatter's
 // one-shot. gatherv's root also waits for the senders that write part of
-// their block into its buffer (gatherv()).
+// their block into its buffer (gatherv()). In-place alltoallv publishes no
+// buffer: what a rank does not stage goes through the staged pipeline's
+// steps (alltoallv_in_place()).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -16,7 +18,7 @@
 #include "algo/selector.h"
 #include "algo/shm_coll.h"
 #include "algo/shm_state.h"
-#include "algo/shm_swap.h"
+#include "algo/shm_steps.h"
 #include "core/dtype.h"
 
 namespace xc::algo {
@@ -93,7 +95,7 @@ struct OneShotV {
   void stage_blocks(char *to, const char *in, const CountArray &counts, const CountArray &displs) {
     size_t pos = table_bytes();
     for (int j = 0; j < n; ++j) {
-      size_t len = j == r || swapped(j) ? 0 : counts[static_cast<size_t>(j)] * es;
+      size_t len = j == r ? 0 : counts[static_cast<size_t>(j)] * es;
       Block b{static_cast<uint16_t>(pos), static_cast<uint16_t>(len)};
       memcpy(to + static_cast<size_t>(j) * sizeof(Block), &b, sizeof b);
       if (len) memcpy(to + pos, in + displs[static_cast<size_t>(j)] * es, len);
@@ -103,16 +105,8 @@ struct OneShotV {
   size_t blocks_bytes(const CountArray &counts) const {
     size_t sum = 0;
     for (int j = 0; j < n; ++j)
-      if (j != r && !swapped(j)) sum += counts[static_cast<size_t>(j)];
+      if (j != r) sum += counts[static_cast<size_t>(j)];
     return sum * es;
-  }
-  // In-place alltoallv: the pair with rank j trades its blocks by a chunked
-  // swap (shm_swap.h) when they are large, instead of through staging or a
-  // published copy. Both sides see the same length (recvcounts[j] here is
-  // recvcounts[r] there), so both take the same path.
-  bool swapped(int j) const {
-    return d.kind == CollKind::kAlltoallv && d.in_place && st.cma_ok && j != r &&
-           shm_swaps_pair(d.recvcounts[static_cast<size_t>(j)] * es, n);
   }
 
   Status cannot_stage(size_t bytes) const {
@@ -137,6 +131,9 @@ struct OneShotV {
       case kShmVFail:
         return Error(XC_ERR_UNSUPPORTED, "%s: rank %d could not stage its part and single copy is off (op #%d)",
                      coll_kind_name(d.kind), j, c.seq());
+      case kShmVSteps:  // its blocks come through the steps (alltoallv_in_place)
+        return Error(XC_ERR_INTERNAL, "%s: rank %d's part is in the steps, not staged (op #%d)", coll_kind_name(d.kind),
+                     j, c.seq());
       case kShmVCma: {
         read_in_place = true;
         size_t displ = 0;
@@ -176,10 +173,10 @@ struct OneShotV {
   Status write_fronts(uint32_t parts, Status *disagreed);
   Status scatterv();
   Status alltoallv();
-  const char *copy_rest(const char *in);
-  Status pair_block(int p, size_t len, size_t *theirs);
-  Status exact_mismatch(int j, size_t want, Status found);
-  Status swap_large(Status *disagreed);
+  bool can_step() const;
+  void publish_steps();
+  Status alltoallv_in_place(uint32_t where);
+  Status take_alltoallv(int j);
 };
 
 // gatherv: a block published for single copy is copied from both ends, the
@@ -338,70 +335,96 @@ Status OneShotV::write_fronts(uint32_t parts, Status *disagreed) {
   return Status::Ok();
 }
 
-// In place we overwrite recvbuf while peers read our published part: publish
-// a copy of it instead, each block at its own offset (the displacements
-// stay valid), swapped blocks left out.
-const char *OneShotV::copy_rest(const char *in) {
-  size_t extent = 0;
+// In-place alltoallv beyond one-shot goes through the staged pipeline's
+// steps (shm_steps.h), as in-place alltoall does: each step stages a piece
+// of every block we send before the piece from that peer overwrites it, so
+// nothing copies the whole buffer and nothing reads it through CMA. A
+// peer's check of its count for us (kept in the record, and in the table in
+// our small slot) needs that table or CMA; the piece needs fewer than 4097
+// ranks.
+bool OneShotV::can_step() const { return (st.shares_tables() || st.cma_ok) && shm_steps_piece(n) > 0; }
+
+void OneShotV::publish_steps() {
+  size_t longest = 0;
   for (int j = 0; j < n; ++j)
-    if (j != r && !swapped(j))
-      extent = std::max(extent, (d.sdispls[static_cast<size_t>(j)] + d.sendcounts[static_cast<size_t>(j)]) * es);
-  char *copy = st.scratch_beyond_bounce(extent);
-  for (int j = 0; j < n; ++j) {
-    size_t at = d.sdispls[static_cast<size_t>(j)] * es, len = d.sendcounts[static_cast<size_t>(j)] * es;
-    if (j != r && !swapped(j) && len) memcpy(copy + at, in + at, len);
-  }
-  return copy;
+    if (j != r) longest = std::max(longest, d.sendcounts[static_cast<size_t>(j)] * es);
+  size_t piece = shm_steps_piece(n);
+  ShmArrival &a = mine();
+  a.v.where = kShmVSteps;
+  a.v.steps = static_cast<uint32_t>((longest + piece - 1) / piece);
+  a.v.cma.displs = reinterpret_cast<uint64_t>(d.sdispls.data());
+  a.v.cma.counts = reinterpret_cast<uint64_t>(d.sendcounts.data());
+  st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
+  st.arrive_inline(c, s);
 }
 
-// Where partner p keeps its block for us (elements), once its count for us
-// is checked against our len for it: a pair must agree (MPI's rule for
-// in-place alltoallv), else the longer side would read past the other's
-// block. An inline partner publishes no counts: its table has them.
-Status OneShotV::pair_block(int p, size_t len, size_t *theirs) {
-  const ShmArrival &a = st.arrival(p, s);
-  if (a.v.where != kShmVInline)
-    return st.peer_block(c, p, s, a.v.where == kShmVCma, a.v.cma.displs, a.v.cma.counts, es, len,
-                         coll_kind_name(d.kind), theirs);
-  Block b;
-  memcpy(&b, st.v_staged(p, s) + static_cast<size_t>(r) * sizeof(Block), sizeof b);
-  return mismatch(p, len, b.len);
+// Copy peer j's block for us from its staging into recvbuf.
+Status OneShotV::take_alltoallv(int j) {
+  size_t at = d.rdispls[static_cast<size_t>(j)] * es, want = d.recvcounts[static_cast<size_t>(j)] * es;
+  return fetch(j, true, static_cast<char *>(d.recvbuf) + at, want);
 }
 
-// In-place alltoallv: a peer may take our pair for a swap and stage nothing
-// for us, so a wrong length found in its staging says 0; its published
-// counts (pair_block) tell the length it has, for the message.
-Status OneShotV::exact_mismatch(int j, size_t want, Status found) {
-  if (found.code() != XC_ERR_INVALID_USAGE || !d.in_place || !st.cma_ok || st.arrival(j, s).sig != c.signature())
-    return found;
-  size_t ignored = 0;
-  Status exact = pair_block(j, want, &ignored);
-  return exact.code() == XC_ERR_INVALID_USAGE ? exact : found;
-}
-
-// The swapped pairs, in the pairing's rounds (pairs that stage skip theirs).
-// A pair whose lengths disagree is skipped on both sides (each checks the
-// other's count) and reported in *disagreed; the other pairs still trade,
-// so no partner waits for us until its deadline.
-Status OneShotV::swap_large(Status *disagreed) {
-  char *out = static_cast<char *>(d.recvbuf);
-  size_t extent = 0;
-  for (int j = 0; j < n; ++j)
-    extent = std::max(extent, (d.rdispls[static_cast<size_t>(j)] + d.recvcounts[static_cast<size_t>(j)]) * es);
-  for (int t = 0; t < shm_swap_rounds(n); ++t) {
-    int p = shm_swap_partner(n, r, t);
-    if (p == r || !swapped(p)) continue;
-    XC_TRY(st.wait_arrived(c, p, s));
-    const ShmArrival &a = st.arrival(p, s);
-    size_t theirs = 0, len = d.recvcounts[static_cast<size_t>(p)] * es;
-    Status agreed = pair_block(p, len, &theirs);
-    if (!shm_swap_agreed(agreed, disagreed)) continue;
-    XC_TRY(agreed);
-    XC_TRY(shm_swap_block(c, st,
-                          ShmSwap{p, t, s, out + d.rdispls[static_cast<size_t>(p)] * es, a.v.cma.buf + theirs * es, len,
-                                  extent, &mine().v.cma.progress, &a.v.cma.progress}));
-  }
+// A pair must agree on its length (MPI's rule for in-place alltoallv: both
+// ends move it over the same bytes). A disagreement found by a check is
+// kept in *disagreed (the first one) and reported once the op is done, so
+// every rank still runs every step; its block stays as it was, here and at
+// the peer, which checks the same two counts.
+static Status keep_mismatch(Status got, Status *disagreed) {
+  if (got.code() != XC_ERR_INVALID_USAGE) return got;
+  if (disagreed->ok()) *disagreed = std::move(got);
   return Status::Ok();
+}
+
+// In place: blocks of peers that staged them are copied from their staging,
+// at once (ours are staged: we may overwrite them) or, if we step, after
+// the steps (which stage ours). When any rank steps, every rank runs the
+// steps, as many as the longest block of any stepping rank needs; in them
+// we take the blocks of the stepping peers.
+Status OneShotV::alltoallv_in_place(uint32_t where) {
+  char *out = static_cast<char *>(d.recvbuf);
+  bool stepping = where == kShmVSteps;
+  uint64_t steps = stepping ? mine().v.steps : 0;
+  Status disagreed = Status::Ok();
+  for (int k = 1; k < n; ++k) {
+    int j = (r + k) % n;  // start at different peers: spread the load
+    XC_TRY(st.wait_arrived(c, j, s));
+    const ShmArrival &a = st.arrival(j, s);
+    if (a.v.where == kShmVSteps)
+      steps = std::max<uint64_t>(steps, a.v.steps);
+    else if (!stepping)
+      XC_TRY(keep_mismatch(take_alltoallv(j), &disagreed));
+  }
+  if (steps == 0) return disagreed;
+  // What we take from each stepping peer (0: nothing, or a disagreement).
+  std::vector<size_t> &take = st.block_len;
+  take.assign(static_cast<size_t>(n), 0);
+  for (int j = 0; j < n; ++j) {
+    const ShmArrival &a = st.arrival(j, s);
+    if (j == r || a.v.where != kShmVSteps) continue;
+    size_t len = d.recvcounts[static_cast<size_t>(j)] * es, ignored = 0;
+    Status agreed = st.peer_block(c, j, s, true, a.v.cma.displs, a.v.cma.counts, es, len, "alltoallv", &ignored);
+    if (agreed.ok()) take[static_cast<size_t>(j)] = len;
+    XC_TRY(keep_mismatch(std::move(agreed), &disagreed));
+  }
+  const size_t piece = shm_steps_piece(n);
+  auto block = [&](int j, uint64_t k) { return out + d.rdispls[static_cast<size_t>(j)] * es + k * piece; };
+  XC_TRY(shm_run_steps(
+      c, st, steps,
+      [&](uint64_t k, char *mine) {
+        for (int j = 0; j < n && stepping; ++j)
+          if (size_t l = j == r ? 0 : shm_steps_chunk(d.sendcounts[static_cast<size_t>(j)] * es, piece, k))
+            memcpy(mine + shm_steps_index(j, r) * piece, block(j, k), l);
+      },
+      [](uint64_t, const char *) {},
+      [&](uint64_t k, int j, const char *theirs) {  // the output lines are in cache (just staged)
+        if (size_t l = shm_steps_chunk(take[static_cast<size_t>(j)], piece, k))
+          memcpy(block(j, k), theirs + shm_steps_index(r, j) * piece, l);
+      }));
+  for (int k = 1; k < n && stepping; ++k) {
+    int j = (r + k) % n;
+    if (st.arrival(j, s).v.where != kShmVSteps) XC_TRY(keep_mismatch(take_alltoallv(j), &disagreed));
+  }
+  return disagreed;
 }
 
 Status OneShotV::alltoallv() {
@@ -409,48 +432,37 @@ Status OneShotV::alltoallv() {
   // In place the input is recvbuf, described by the receive counts (which the
   // entry point copied into the send side).
   const char *in = d.in_place ? out : static_cast<const char *>(d.sendbuf);
-  bool any_swap = false;
-  for (int j = 0; j < n; ++j) any_swap = any_swap || swapped(j);
   size_t total = blocks_bytes(d.sendcounts);
   uint32_t where = total ? pick(table_bytes() + total) : kShmVNothing;
-  if (any_swap && where == kShmVInline) where = kShmVSmall;  // the swap's words share the record with inline data
+  // In place our buffer changes under peers' reads: never publish it.
+  if (d.in_place && (where == kShmVCma || where == kShmVFail)) where = can_step() ? kShmVSteps : kShmVFail;
   XC_TRY(enter(where));
-  if (d.in_place && st.cma_ok && where != kShmVInline) {
-    // What a partner that swaps with us checks its length against
-    // (pair_block), whether we swap or not.
-    ShmArrival &a = mine();
-    a.v.cma.displs = reinterpret_cast<uint64_t>(d.sdispls.data());
-    a.v.cma.counts = reinterpret_cast<uint64_t>(d.sendcounts.data());
-    if (any_swap) {
-      a.v.cma.buf = reinterpret_cast<uint64_t>(out);
-      a.v.cma.progress = 0;
-    }
-  }
-  if (where == kShmVCma) {
-    if (d.in_place) in = copy_rest(in);
+  if (where == kShmVSteps) {
+    publish_steps();
+  } else if (where == kShmVCma) {
     publish_buffer(in, d.sdispls.data(), d.sendcounts.data(), total);
   } else {
     if (staged(where)) stage_blocks(area(where), in, d.sendcounts, d.sdispls);
     publish(where, table_bytes() + total);
   }
+  if (where == kShmVFail) {
+    st.mark_done(s);  // a peer that published its buffer for us waits for it
+    return cannot_stage(table_bytes() + total);
+  }
+  if (d.in_place) return alltoallv_in_place(where);
   size_t me = static_cast<size_t>(r);
-  if (!d.in_place && d.recvcounts[me]) memcpy(out + d.rdispls[me] * es, in + d.sdispls[me] * es, d.recvcounts[me] * es);
-  Status status = where == kShmVFail ? cannot_stage(table_bytes() + total) : Status::Ok();
-  Status disagreed = Status::Ok();  // returned once the rest of the op is done
-  if (status.ok() && any_swap) status = swap_large(&disagreed);
+  if (d.recvcounts[me]) memcpy(out + d.rdispls[me] * es, in + d.sdispls[me] * es, d.recvcounts[me] * es);
+  Status status = Status::Ok();
   for (int k = 1; k < n && status.ok(); ++k) {
     int j = (r + k) % n;  // start at different peers: spread the load
-    size_t at = d.rdispls[static_cast<size_t>(j)] * es, want = d.recvcounts[static_cast<size_t>(j)] * es;
-    if (!swapped(j)) status = exact_mismatch(j, want, fetch(j, true, out + at, want));
+    status = take_alltoallv(j);
   }
   if (read_in_place || !status.ok()) st.mark_done(s);
   if (!status.ok()) return status;
-  // Our readers: every peer but those we swapped with (they read nothing
-  // published; the swap itself waited until they had read our block).
-  if (where == kShmVCma)
+  if (where == kShmVCma)  // our readers: every peer
     for (int j = 0; j < n; ++j)
-      if (j != r && !swapped(j)) XC_TRY(st.wait_done(c, j, s));
-  return disagreed;
+      if (j != r) XC_TRY(st.wait_done(c, j, s));
+  return Status::Ok();
 }
 
 }  // namespace

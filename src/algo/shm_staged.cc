@@ -1,18 +1,16 @@
 // Staged allgather(v) and alltoall: blocks move through the segment in
-// pipeline steps, with no CMA. In step k every rank copies its pieces of
-// step k into its staging buffer (k's parity): allgather(v) chunk k of its
-// block, alltoall chunk k of each block it sends to a peer. Then it copies
-// what peers staged for it out of their buffers. Large copies into the
-// output stream (non-temporal stores), so each output byte is written once
-// and never read, and the staging stays in cache. Measured against single
-// copy (process_vm_readv, whose kernel copy reads every output line before
-// writing it): docs/design.md. A buffer is refilled only when every peer has
-// finished the step two back, which last read it.
+// pipeline steps (shm_steps.h), with no CMA: allgather(v) stages chunk k of
+// its block in step k, alltoall chunk k of each block it sends to a peer.
+// Large copies into the output stream (non-temporal stores), so each output
+// byte is written once and never read, and the staging stays in cache.
+// Measured against single copy (process_vm_readv, whose kernel copy reads
+// every output line before writing it): docs/design.md.
 #include <algorithm>
 #include <cstring>
 
 #include "algo/shm_coll.h"
 #include "algo/shm_state.h"
+#include "algo/shm_steps.h"
 #include "core/dtype.h"
 #include "cpu/copy.h"
 
@@ -20,32 +18,15 @@ namespace xc::algo {
 
 namespace {
 
-// The steps both ops share. stage(k, mine) fills our staging buffer for
-// step k; own(k, mine) moves our own part of step k (it needs no peer);
-// take(k, j, theirs) copies what peer j staged for us in step k.
+// Both ops: all ranks arrive (same op everywhere, so the same step count),
+// then run the steps.
 template <class Stage, class Own, class Take>
 Status run_steps(CollContext &c, ShmState &st, uint64_t steps, Stage stage, Own own, Take take) {
-  int n = c.size(), r = c.rank();
   uint64_t s;
   XC_TRY(st.enter(c, kShmArrivalDepth, &s));  // staging is guarded by the step counters
   st.arrive(c, s, nullptr, nullptr);
-  XC_TRY(st.wait_all_arrived(c, s));  // same op everywhere, so the same step count
-  for (uint64_t k = 0; k < steps; ++k) {
-    uint64_t g = st.steps + k;
-    if (g >= 2) XC_TRY(st.wait_steps(c, &ShmCtrl::step_out, g - 1, "a peer to free a staging buffer"));
-    char *mine = st.stage(r, g);
-    stage(k, mine);
-    st.publish_step(&ShmCtrl::step_in, g + 1);
-    own(k, mine);
-    XC_TRY(st.wait_steps(c, &ShmCtrl::step_in, g + 1, "a peer to stage its block"));
-    for (int i = 1; i < n; ++i) {
-      int j = (r + i) % n;  // start at different peers: spread the load
-      take(k, j, st.stage(j, g));
-    }
-    st.publish_step(&ShmCtrl::step_out, g + 1);
-  }
-  st.steps += steps;
-  return Status::Ok();
+  XC_TRY(st.wait_all_arrived(c, s));
+  return shm_run_steps(c, st, steps, stage, own, take);
 }
 
 Status allgather(CollContext &c, const CollDesc &d, ShmState &st) {
@@ -62,10 +43,7 @@ Status allgather(CollContext &c, const CollDesc &d, ShmState &st) {
     total += len(j);
   }
   const size_t piece = kShmTwoShotSlotBytes;
-  auto chunk = [&](int j, uint64_t k) {
-    size_t at = static_cast<size_t>(k) * piece;
-    return at >= len(j) ? size_t{0} : std::min(piece, len(j) - at);
-  };
+  auto chunk = [&](int j, uint64_t k) { return shm_steps_chunk(len(j), piece, k); };
   return run_steps(
       c, st, (longest + piece - 1) / piece,
       [&](uint64_t k, char *mine) {
@@ -80,33 +58,32 @@ Status allgather(CollContext &c, const CollDesc &d, ShmState &st) {
       });
 }
 
-// Each step carries a piece of every block: the staging buffer holds n - 1
-// pieces, the one for peer j at index j - (j > owner). In place works as
-// well: a rank stages piece k of each outgoing block before it overwrites
-// that piece with the incoming one, and its own block stays where it is.
+// In place works as well: a rank stages piece k of each outgoing block
+// before it overwrites that piece with the incoming one, and its own block
+// stays where it is.
 Status alltoall(CollContext &c, const CollDesc &d, ShmState &st) {
   int n = c.size(), r = c.rank();
   size_t block = d.count * dtype_size(d.dtype), total = block * static_cast<size_t>(n);
   char *out = static_cast<char *>(d.recvbuf);
   const char *in = d.in_place ? out : static_cast<const char *>(d.sendbuf);
-  const size_t piece = kShmTwoShotSlotBytes / static_cast<size_t>(std::max(n - 1, 1)) & ~size_t{63};
+  const size_t piece = shm_steps_piece(n);
   if (piece == 0)
     return Error(XC_ERR_UNSUPPORTED, "shm staged alltoall: %d ranks do not fit its %zu-byte staging buffer", n,
                  kShmTwoShotSlotBytes);
-  auto chunk = [&](uint64_t k) { return std::min(piece, block - k * piece); };
-  auto index = [](int j, int owner) { return static_cast<size_t>(j - (j > owner)); };
+  auto chunk = [&](uint64_t k) { return shm_steps_chunk(block, piece, k); };
   return run_steps(
       c, st, (block + piece - 1) / piece,
       [&](uint64_t k, char *mine) {
         for (int j = 0; j < n; ++j)
-          if (j != r) memcpy(mine + index(j, r) * piece, in + j * block + k * piece, chunk(k));
+          if (j != r) memcpy(mine + shm_steps_index(j, r) * piece, in + j * block + k * piece, chunk(k));
       },
       [&](uint64_t k, const char *) {
         size_t at = r * block + k * piece;
         if (!d.in_place) cpu::copy_part(out + at, in + at, chunk(k), total);
       },
       [&](uint64_t k, int j, const char *theirs) {  // in place the output lines are in cache (just staged)
-        cpu::copy_part(out + j * block + k * piece, theirs + index(r, j) * piece, chunk(k), d.in_place ? 0 : total);
+        cpu::copy_part(out + j * block + k * piece, theirs + shm_steps_index(r, j) * piece, chunk(k),
+                       d.in_place ? 0 : total);
       });
 }
 

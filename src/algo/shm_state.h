@@ -70,6 +70,7 @@ enum ShmVWhere : uint32_t {
   kShmVLarge,        // in its large slot of the op
   kShmVCma,          // in its own buffer (src, per-destination displacements)
   kShmVFail,         // too large to stage and no CMA: every reader fails alike
+  kShmVSteps,        // in-place alltoallv beyond one-shot: in the staged pipeline's steps, which every rank joins
 };
 constexpr size_t kShmVInlineBytes = kShmInlineBytes - 8;
 
@@ -126,17 +127,17 @@ struct alignas(64) ShmArrival {
       union {
         uint32_t bytes;  // staged: bytes staged (with the table of blocks, where there is one)
         uint32_t parts;  // not staged: a gatherv/scatterv root's split (shm_root_parts)
+        uint32_t steps;  // kShmVSteps: the steps its longest block takes
       };
       union {
         struct {
-          uint64_t src, displs;  // kShmVCma: the buffer, its displacements (elements; null: one block)
+          // kShmVCma: the buffer, its displacements (elements; null: one
+          // block); kShmVSteps: its displacements, for the check of its counts.
+          uint64_t src, displs;
           union {
             uint64_t bytes;   // one block: its bytes (gatherv: checked by the root)
             uint64_t counts;  // displacements: the counts beside them (elements), checked by each reader
           };
-          // In-place alltoallv with swapped blocks (shm_swap.h; never inline):
-          // the buffer itself (displacements as above) and the swap counter.
-          uint64_t buf, progress;
         } cma;
         ShmVTarget target;  // where a peer may write (kShmVNothing)
         char data[kShmVInlineBytes];  // kShmVInline
@@ -216,12 +217,11 @@ struct ShmState {
   // Its first three kShmCmaChunkBytes are the bounce buffers of the CMA
   // reductions and chains.
   std::vector<char> scratch;
-  // The in-place swap's two chunks (shm_swap.cc): apart from scratch, where
-  // one-shot-v keeps the copy of an in-place alltoallv's unswapped blocks
-  // that peers read meanwhile.
+  // The in-place swap's two chunks (shm_swap.cc).
   std::vector<char> swap_bounce;
   std::vector<float> facc, ftmp;
-  std::vector<size_t> block_off, block_len;  // two-shot's blocks, reused
+  // Two-shot's blocks; block_len also what in-place alltoallv takes from each peer in the steps.
+  std::vector<size_t> block_off, block_len;
 
   // Scratch past the bounce buffers, grown to hold bytes: an op's private
   // copy of a buffer. Call before taking any other pointer into scratch.

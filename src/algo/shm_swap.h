@@ -1,6 +1,5 @@
-// In-place alltoall(v) as pairwise swaps, shared by single copy (every pair,
-// shm_single_copy.cc) and one-shot-v (pairs whose block is large,
-// shm_oneshot_v.cc). Block p of rank r and block r of rank p trade places in
+// Single copy's in-place alltoall(v) as pairwise swaps
+// (shm_single_copy.cc). Block p of rank r and block r of rank p trade places in
 // the rounds of a round-robin pairing, chunk by chunk through two bounce
 // buffers that stay in cache (ShmState::swap_bounce): rank r reads p's
 // chunk k (for r), raises its counter, and overwrites its own chunk k (for
@@ -33,15 +32,6 @@ constexpr size_t kShmSwapChunkBytes = 512 << 10;
 // smaller scratch (2 and 4 ranks, docs/design.md).
 constexpr size_t kShmCopyInPlaceMinBytes = 2 << 20;
 constexpr size_t kShmCopyInPlaceMaxBytes = 16 << 20;
-// One-shot-v swaps a pair's blocks from this size on, and only where n blocks
-// that size reach single copy's swap size; below, staging or one published
-// copy costs less than the swap's hand-shake per chunk (4 ranks on 2 cores,
-// 1 MiB blocks: 1480 -> 1066 us; 2 ranks, 4 MiB blocks: 1030 -> 710 us,
-// docs/design.md). Both ends of a pair see its one length, so both decide alike.
-constexpr size_t kShmSwapMinBytes = 4 << 20;
-inline bool shm_swaps_pair(size_t bytes, int nranks) {
-  return bytes >= kShmSwapMinBytes && bytes * static_cast<size_t>(nranks) >= kShmCopyInPlaceMaxBytes;
-}
 
 // Rounds of the pairing, and rank r's partner in round t (itself: r sits
 // this round out). Every pair meets exactly once, both sides in one round.

@@ -209,7 +209,7 @@ void *ct_alloc(const ct_case *c, size_t n) {
 
 size_t ct_vcount(size_t base, int rank) { return rank % 3 == 1 ? 0 : base + (size_t)(rank * 7 % 5); }
 
-size_t ct_pair_count(size_t base, int s, int d) { return (s + d) % 3 == 1 ? 0 : base + (size_t)((s + d) % 4); }
+size_t ct_pair_count(size_t base, int s, int d) { return (s + d) % 3 == 2 ? 0 : base + (size_t)((s + d) % 4); }
 
 size_t ct_layout(const size_t *counts, int n, size_t *displs) {
   size_t pos = 0;

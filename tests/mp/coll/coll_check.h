@@ -89,7 +89,8 @@ void *ct_alloc(const ct_case *c, size_t n);
 
 /* Uneven counts for the v-ops, equal on every rank: zeros included. */
 size_t ct_vcount(size_t base, int rank);
-/* Symmetric per-pair counts for alltoallv (count(s, d) == count(d, s)). */
+/* Symmetric per-pair counts for alltoallv (count(s, d) == count(d, s)), zero
+   for some pairs (never for ranks 0 and 1, so 2 ranks move data too). */
 size_t ct_pair_count(size_t base, int s, int d);
 /* Non-packed displacements for counts[0..n): blocks laid out in reverse rank
    order with a one-element gap before each; returns the extent (elements,

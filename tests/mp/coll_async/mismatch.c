@@ -22,7 +22,7 @@ enum Case {
   kScattervCounts,
   kGathervCounts,
   kAlltoallvInPlace,
-  kAlltoallvInPlaceOneSwaps,
+  kAlltoallvInPlaceMixed,
   kScanChain,
   kScanChainBig,
   kRoot,
@@ -40,7 +40,7 @@ static const char *case_name[] = {"dtype",
                                   "scatterv: the root (in place) sends the last rank more than it expects (large)",
                                   "gatherv: the last rank sends the root (in place) more than it expects (large)",
                                   "in-place alltoallv: the last rank's length for its pair with rank 0 is longer (large)",
-                                  "in-place alltoallv: rank 0's length for its pair with the last rank is below the swap size",
+                                  "in-place alltoallv: rank 0 stages its small blocks, its peers step; the last one's length for their pair is longer",
                                   "exscan at rank 1, scan elsewhere",
                                   "exscan at rank 1, scan elsewhere (large)",
                                   "root"};
@@ -48,7 +48,7 @@ static const char *case_name[] = {"dtype",
 /* v-ops whose counts disagree between sender and receiver, large enough that
    the receiver reads the sender's buffer in place: the receiver must notice
    (it has the sender's count beside the displacement). */
-enum { kBig = 100000 };
+enum { kBig = 100000, kChainBig = 300000 };
 static size_t v_counts[64], v_displs[64], v_recv[64], v_rdispls[64];
 
 static xc_result_t v_case(int c, xc_comm_t comm, void *buf, void *out) {
@@ -76,23 +76,19 @@ static xc_result_t v_case(int c, xc_comm_t comm, void *buf, void *out) {
 }
 
 /* In-place alltoallv: pairs trade their blocks, so a pair must agree on its
-   length. Blocks of swap_elems() are swapped in place (one-shot-v's swap
-   size: 4 MiB, and 16 MiB for n such blocks; single copy swaps every pair):
-   both ends of the pair that disagrees report it, the other pairs still
-   trade, and the disagreeing blocks stay as they were. one_swaps: rank 0's
-   length is one below the swap size, so only the last rank takes that pair
-   for a swap. Block p of rank r holds aval(p, r, .) before the op and
-   aval(r, p, .) after it. */
-static size_t swap_elems(void) {
-  size_t least = (size_t)1 << 20, whole = (size_t)4 << 20; /* int32 elements of 4 MiB and of 16 MiB */
-  size_t share = (whole + (size_t)a_size - 1) / (size_t)a_size;
-  return share > least ? share : least;
-}
-static xc_result_t swap_case(xc_comm_t comm, int32_t *buf, int one_swaps) {
+   length. Blocks of kBig elements go through the staged steps under
+   one-shot-v (beyond what it stages; single copy swaps every pair): both
+   ends of the pair that disagrees (the last rank's length for its pair with
+   rank 0 is one longer) report it, the other pairs still trade, and the
+   disagreeing blocks stay as they were. mixed: the blocks of rank 0's pairs
+   are small, so rank 0 stages all it sends under one-shot-v while its peers
+   step (from 3 ranks). Block p of rank r holds aval(p, r, .) before the op
+   and aval(r, p, .) after it. */
+static xc_result_t pair_case(xc_comm_t comm, int32_t *buf, int mixed) {
   int last = a_size - 1;
-  size_t at = 0, big = swap_elems();
+  size_t at = 0;
   for (int p = 0; p < a_size; ++p) {
-    v_recv[p] = big + (!one_swaps && a_rank == last && p == 0) - (one_swaps && a_rank == 0 && p == last);
+    v_recv[p] = (mixed && (a_rank == 0 || p == 0) ? 100 : kBig) + (a_rank == last && p == 0);
     v_rdispls[p] = at, at += v_recv[p];
     for (size_t k = 0; k < v_recv[p]; ++k) buf[v_rdispls[p] + k] = aval(p, a_rank, k);
   }
@@ -108,7 +104,7 @@ static xc_result_t swap_case(xc_comm_t comm, int32_t *buf, int one_swaps) {
   return rc;
 }
 
-static int is_swap_case(int c) { return c == kAlltoallvInPlace || c == kAlltoallvInPlaceOneSwaps; }
+static int is_pair_case(int c) { return c == kAlltoallvInPlace || c == kAlltoallvInPlaceMixed; }
 
 static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
   int odd = a_rank == a_size - 1; /* the rank that disagrees */
@@ -135,10 +131,10 @@ static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
     case kGathervCounts:
     case kScattervCounts: return v_case(c, comm, buf, out);
     case kAlltoallvInPlace:
-    case kAlltoallvInPlaceOneSwaps: return swap_case(comm, buf, c == kAlltoallvInPlaceOneSwaps);
+    case kAlltoallvInPlaceMixed: return pair_case(comm, buf, c == kAlltoallvInPlaceMixed);
     case kScanChain:
     case kScanChainBig: /* ranks after rank 1 wait for its prefix (a chain), or read its record */
-      if (c == kScanChainBig) n = 300000;
+      if (c == kScanChainBig) n = kChainBig;
       return a_rank == 1 ? xc_exscan(buf, out, n, XC_INT32, XC_SUM, comm)
                          : xc_scan(buf, out, n, XC_INT32, XC_SUM, comm);
     default: /* the last rank names itself root, the others rank 0 */
@@ -154,7 +150,7 @@ static int may_succeed(int c) {
   if (c == kAlltoallvCounts) return a_rank != 0; /* only rank 0 reads the odd block */
   if (c == kScattervCounts) return a_rank != a_size - 1;
   if (c == kGathervCounts) return a_rank != 0 && a_rank != a_size - 1;
-  if (is_swap_case(c)) return a_rank != 0 && a_rank != a_size - 1; /* the pairs that agree */
+  if (is_pair_case(c)) return a_rank != 0 && a_rank != a_size - 1; /* the pairs that agree */
   if (c == kKindNonblocking) return a_rank == 0;
   if (c == kScanChain || c == kScanChainBig) return a_rank == 0; /* reads no one's prefix */
   return 0;
@@ -163,7 +159,7 @@ static int may_succeed(int c) {
 int main(int argc, char **argv) {
   xc_comm_t world;
   a_init(argc, argv, &world);
-  size_t max = swap_elems() * (size_t)a_size + 1;
+  size_t blocks = (kBig + 1) * (size_t)a_size + 1, max = blocks > kChainBig ? blocks : kChainBig;
   int32_t *buf = calloc(max, sizeof(int32_t)), *out = calloc(max, sizeof(int32_t));
   for (int c = 0; c < kCases; ++c) {
     if (a_size < 2 || (c == kRoot && a_size < 3)) break; /* no one to disagree with (root: see may_succeed) */
@@ -177,7 +173,7 @@ int main(int argc, char **argv) {
       MP_ASSERT(strstr(xc_last_error(), "op #1") != NULL, "case '%s': message does not name the op: %s",
                 case_name[c], xc_last_error());
     }
-    if (is_swap_case(c) && may_succeed(c)) /* its pairs agree */
+    if (is_pair_case(c) && may_succeed(c)) /* its pairs agree */
       MP_ASSERT(rc == XC_SUCCESS, "case '%s': got %d (%s)", case_name[c], (int)rc, xc_last_error());
     if (a_rank == 0 && rc != XC_SUCCESS) printf("case '%s': %s\n", case_name[c], xc_last_error());
     MP_CHECK(xc_comm_abort(comm));
