@@ -94,7 +94,7 @@ Status chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
       } else if (ex) {  // in place: read x(r) before P(r-1) overwrites it
         XC_TRY(st.cma_read(c, prev, remote + off, bounce, len * es));
         cpu::reduce3(hold + off, bounce, in + off, len, d.dtype, d.op);
-        cpu::copy_part(out + off, bounce, len * es, bytes);
+        memcpy(out + off, bounce, len * es);  // over the lines reduce3 just read
       } else {
         XC_TRY(st.cma_read(c, prev, remote + off, bounce, len * es));
         cpu::reduce3(out + off, bounce, in + off, len, d.dtype, d.op);
