@@ -177,6 +177,7 @@ struct OneShotV {
   void publish_steps();
   Status alltoallv_in_place(uint32_t where);
   Status take_alltoallv(int j);
+  Status take_agreed(int j, Status *disagreed);
 };
 
 // gatherv: a block published for single copy is copied from both ends, the
@@ -364,22 +365,21 @@ Status OneShotV::take_alltoallv(int j) {
   return fetch(j, true, static_cast<char *>(d.recvbuf) + at, want);
 }
 
-// A pair must agree on its length (MPI's rule for in-place alltoallv: both
-// ends move it over the same bytes). A disagreement found by a check is
-// kept in *disagreed (the first one) and reported once the op is done, so
-// every rank still runs every step; its block stays as it was, here and at
-// the peer, which checks the same two counts.
-static Status keep_mismatch(Status got, Status *disagreed) {
-  if (got.code() != XC_ERR_INVALID_USAGE) return got;
-  if (disagreed->ok()) *disagreed = std::move(got);
-  return Status::Ok();
+// In place, take_alltoallv: a disagreement goes to *disagreed (pair_agreed).
+Status OneShotV::take_agreed(int j, Status *disagreed) {
+  Status got = take_alltoallv(j);
+  ShmState::pair_agreed(got, disagreed);
+  return got;
 }
 
 // In place: blocks of peers that staged them are copied from their staging,
 // at once (ours are staged: we may overwrite them) or, if we step, after
 // the steps (which stage ours). When any rank steps, every rank runs the
 // steps, as many as the longest block of any stepping rank needs; in them
-// we take the blocks of the stepping peers.
+// we take the blocks of the stepping peers. A pair must agree on its length
+// (MPI's rule for in-place alltoallv): one that disagrees is skipped at
+// both ends (ShmState::pair_agreed) and reported once every step has run,
+// its blocks left as they were.
 Status OneShotV::alltoallv_in_place(uint32_t where) {
   char *out = static_cast<char *>(d.recvbuf);
   bool stepping = where == kShmVSteps;
@@ -392,7 +392,7 @@ Status OneShotV::alltoallv_in_place(uint32_t where) {
     if (a.v.where == kShmVSteps)
       steps = std::max<uint64_t>(steps, a.v.steps);
     else if (!stepping)
-      XC_TRY(keep_mismatch(take_alltoallv(j), &disagreed));
+      XC_TRY(take_agreed(j, &disagreed));
   }
   if (steps == 0) return disagreed;
   // What we take from each stepping peer (0: nothing, or a disagreement).
@@ -403,8 +403,8 @@ Status OneShotV::alltoallv_in_place(uint32_t where) {
     if (j == r || a.v.where != kShmVSteps) continue;
     size_t len = d.recvcounts[static_cast<size_t>(j)] * es, ignored = 0;
     Status agreed = st.peer_block(c, j, s, true, a.v.cma.displs, a.v.cma.counts, es, len, "alltoallv", &ignored);
-    if (agreed.ok()) take[static_cast<size_t>(j)] = len;
-    XC_TRY(keep_mismatch(std::move(agreed), &disagreed));
+    if (ShmState::pair_agreed(agreed, &disagreed) && agreed.ok()) take[static_cast<size_t>(j)] = len;
+    XC_TRY(agreed);
   }
   const size_t piece = shm_steps_piece(n);
   auto block = [&](int j, uint64_t k) { return out + d.rdispls[static_cast<size_t>(j)] * es + k * piece; };
@@ -422,7 +422,7 @@ Status OneShotV::alltoallv_in_place(uint32_t where) {
       }));
   for (int k = 1; k < n && stepping; ++k) {
     int j = (r + k) % n;
-    if (st.arrival(j, s).v.where != kShmVSteps) XC_TRY(keep_mismatch(take_alltoallv(j), &disagreed));
+    if (st.arrival(j, s).v.where != kShmVSteps) XC_TRY(take_agreed(j, &disagreed));
   }
   return disagreed;
 }

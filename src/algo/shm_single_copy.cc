@@ -103,7 +103,7 @@ Status SingleCopy::swap_in_place() {
     size_t theirs = static_cast<size_t>(r) * d.count;
     if (v) {
       Status agreed = st.peer_block(c, p, s, true, dst(p), st.arrival(p, s).addr.counts, es, len, "alltoallv", &theirs);
-      if (!shm_swap_agreed(agreed, &disagreed)) continue;
+      if (!ShmState::pair_agreed(agreed, &disagreed)) continue;
       XC_TRY(agreed);
     }
     XC_TRY(shm_swap_block(c, st,

@@ -384,6 +384,17 @@ struct ShmState {
   Status block_mismatch(CollContext &c, const char *op, int r, size_t want, size_t got) const;
   // ... the same, found by the sender (sends bytes to rank r, which expects want).
   Status send_mismatch(CollContext &c, const char *op, int r, size_t sends, size_t want) const;
+  // After an in-place alltoall(v) pair's length check (peer_block, or a
+  // staged block's length): whether the pair agreed. A disagreement skips
+  // the pair (both sides check the same two counts, so both skip) and the
+  // first one is kept in *disagreed, reported once the other pairs have
+  // traded; checked is then OK. Any other error stays in checked.
+  static bool pair_agreed(Status &checked, Status *disagreed) {
+    if (checked.code() != XC_ERR_INVALID_USAGE) return true;
+    if (disagreed->ok()) *disagreed = std::move(checked);
+    checked = Status::Ok();
+    return false;
+  }
 
   Status slow_wait_check(CollContext &c, const char *what);
 

@@ -54,15 +54,4 @@ struct ShmSwap {
 // partners, in this pair or a later one, fail at once instead of at the deadline.
 Status shm_swap_block(CollContext &c, ShmState &st, const ShmSwap &w);
 
-// After a pair's length check (ShmState::peer_block): whether to swap. A
-// disagreement skips the pair (both sides check, so both skip) and the first
-// one is kept in *disagreed, reported once the other pairs have traded;
-// checked is then OK. Any other error stays in checked for the caller.
-inline bool shm_swap_agreed(Status &checked, Status *disagreed) {
-  if (checked.code() != XC_ERR_INVALID_USAGE) return true;
-  if (disagreed->ok()) *disagreed = std::move(checked);
-  checked = Status::Ok();
-  return false;
-}
-
 }  // namespace xc::algo
