@@ -116,8 +116,13 @@ std::string all_algo_names() {
 
 }  // namespace
 
-bool oversubscribed(int nranks) {
+long host_cores() {
   static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores;
+}
+
+bool oversubscribed(int nranks) {
+  long cores = host_cores();
   return cores > 0 && nranks > cores;
 }
 
@@ -219,11 +224,7 @@ size_t selection_bytes(const CollDesc &d, int nranks) {
     case CollKind::kScatter:
     case CollKind::kReduceScatter:
     case CollKind::kAlltoall: return d.count * es * n;
-    case CollKind::kAllgatherv: {  // the largest block (what one-shot stages)
-      size_t most = 0;
-      for (size_t x : d.recvcounts) most = x > most ? x : most;
-      return most * es;
-    }
+    case CollKind::kAllgatherv: return d.recvcounts.largest() * es;  // what one-shot stages
     case CollKind::kReduceScatterv: return d.recvcounts.total() * es;
     case CollKind::kGatherv:
     case CollKind::kScatterv:

@@ -46,6 +46,7 @@ struct Locality {
 // selector and the shared-memory waits (ShmState::oversubscribed) use this
 // one rule, so every rank of a host decides alike.
 bool oversubscribed(int nranks);
+long host_cores();  // online cores; 0 or less when unknown
 
 // The bytes the selector decides on, equal on every rank of the op: what one
 // rank contributes (broadcast/reduce/allreduce/scan: the vector; allgather/

@@ -103,8 +103,10 @@ Status ShmColl::ensure(CollContext &c) {
   st->spin = env_is_set("XC_SHM_COLL_SPIN") ? static_cast<int>(env_get_int("XC_SHM_COLL_SPIN"))
                                             : (st->oversubscribed ? 0 : 2000);
   // Each root publishes its own split, so ranks need not agree on this.
-  st->root_split = env_is_set("XC_SHM_COLL_ROOT_SPLIT") ? env_get_int("XC_SHM_COLL_ROOT_SPLIT") != 0
-                                                        : !st->oversubscribed;
+  if (env_is_set("XC_SHM_COLL_ROOT_SPLIT"))
+    st->root_split = env_get_int("XC_SHM_COLL_ROOT_SPLIT") ? ShmRootSplit::kAlways : ShmRootSplit::kNever;
+  else
+    st->root_split = shm_root_split_policy(n, host_cores());
   st->scratch.resize(3 * kShmCmaChunkBytes);
   st->facc.resize(kShmCmaChunkBytes / 2);
   st->ftmp.resize(kShmCmaChunkBytes / 2);

@@ -211,7 +211,7 @@ Status OneShotV::gatherv() {
     target.counts = reinterpret_cast<uint64_t>(d.recvcounts.data());
     st.publish_table(s, d.rdispls.data(), d.recvcounts.data());
   }
-  publish(kShmVNothing, 0, any_cma ? shm_root_parts(d.in_place, n, st.root_split) : 0);
+  publish(kShmVNothing, 0, any_cma ? shm_root_parts(d.in_place, n, st.root_split, d.recvcounts.largest() * es) : 0);
   if (!d.in_place && own) memcpy(out + d.rdispls[static_cast<size_t>(r)] * es, d.sendbuf, own);
   Status status = Status::Ok();
   for (int k = 1; k < n && status.ok(); ++k) {
@@ -284,7 +284,7 @@ Status OneShotV::scatterv() {
     size_t total = blocks_bytes(d.sendcounts);
     uint32_t where = total ? pick(table_bytes() + total) : kShmVNothing;
     XC_TRY(enter(where));
-    uint32_t parts = shm_root_parts(d.in_place, n, st.root_split);
+    uint32_t parts = shm_root_parts(d.in_place, n, st.root_split, d.sendcounts.largest() * es);
     if (where == kShmVCma) {
       publish_buffer(d.sendbuf, d.sdispls.data(), d.sendcounts.data(), total, parts);
     } else {

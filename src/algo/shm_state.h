@@ -79,18 +79,30 @@ constexpr size_t kShmVInlineBytes = kShmInlineBytes - 8;
 // front of each block (gather: pulls it; scatter: writes it into the
 // receiver), the peer the rest. In place the root has no block of its own
 // to copy and takes 1/n of each (it and every peer then copy alike); out of
-// place copying its own block is its share. With more ranks than cores no
-// core idles: the peers copy it all (3 ranks on 2 cores, gather of 5 MiB
-// blocks in place: 650-740 us so, 890-1030 split), unless
-// XC_SHM_COLL_ROOT_SPLIT says otherwise (ShmState::root_split). Only the
-// root knows its placement, so it publishes parts (0: the peers copy it all).
-// Shares are whole pages, at least kShmRootShareMinBytes: a smaller one
-// costs one more copy call than it saves (gather, 2 ranks in place, 8 KiB
-// blocks: 1.0 -> 1.4 us split; 32 KiB blocks about even, 1.75-2.23 against
-// 1.97-2.00 us unsplit; 64 KiB 3.0-3.1 -> 2.4-2.75; 512 KiB 25 -> 11 us).
+// place copying its own block is its share. Whether the root splits
+// (ShmRootSplit, set up once; XC_SHM_COLL_ROOT_SPLIT forces it): n ranks
+// that copy alike share c cores evenly when c divides n, the n-1 peers when
+// c divides n-1, and an idle root sleeps once an op runs long. So split
+// when ceil(n/c) (n-1)/n <= ceil((n-1)/c), the cores' share of each way,
+// and else only blocks below kShmRootSplitShortBytes: in short ops the
+// polling root still holds a core, and the copying peers often share the
+// other. 2 cores, in place, medians of 5 (design.md): 4 ranks split at every
+// size, gather 16 MiB 1057 -> 744 us, scatter 4 MiB 288 -> 185; 3 ranks,
+// gather of 5.6 MiB blocks 648 -> 910 split, of 349 KiB 62 -> 33.
+// Only the root knows its placement, so it publishes parts (0: the peers
+// copy it all). Shares are whole pages, at least kShmRootShareMinBytes: a
+// smaller one costs one more copy call than it saves (gather, 2 ranks in
+// place, 8 KiB blocks: 1.0 -> 1.4 us split; 32 KiB blocks about even,
+// 1.75-2.23 against 1.97-2.00 us unsplit; 64 KiB 3.0-3.1 -> 2.4-2.75; 512
+// KiB 25 -> 11 us).
 constexpr size_t kShmRootShareMinBytes = 16 << 10;
-inline uint32_t shm_root_parts(bool root_in_place, int n, bool split) {
-  return root_in_place && split ? static_cast<uint32_t>(n) : 0;
+constexpr size_t kShmRootSplitShortBytes = 2 << 20;
+enum class ShmRootSplit { kAlways, kNever, kShortOps };
+ShmRootSplit shm_root_split_policy(int n, long cores);
+// block: the largest block the root sends or takes.
+inline uint32_t shm_root_parts(bool root_in_place, int n, ShmRootSplit split, size_t block) {
+  bool yes = split == ShmRootSplit::kAlways || (split == ShmRootSplit::kShortOps && block < kShmRootSplitShortBytes);
+  return root_in_place && yes ? static_cast<uint32_t>(n) : 0;
 }
 inline size_t shm_root_share(size_t block, uint64_t parts) {
   size_t share = parts ? block / parts & ~size_t{4095} : 0;
@@ -202,7 +214,7 @@ struct ShmState {
   // at set-up, since both sides of the bell must use the same pair.
   bool light_bell = false;
   bool tables = true;  // publish_table writes (agreed at set-up: readers must know)
-  bool root_split = true;  // a gather/scatter root in place splits large blocks (shm_root_parts)
+  ShmRootSplit root_split = ShmRootSplit::kAlways;  // a gather/scatter root in place (shm_root_parts)
   int spin = 2000;
   bool prefetchw = shm_cpu_has_prefetchw();
   uint64_t op = 0;     // number of the current (last started) shm op

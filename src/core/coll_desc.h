@@ -98,6 +98,11 @@ class CountArray {
     for (size_t x : *this) s += x;
     return s;
   }
+  size_t largest() const {
+    size_t m = 0;
+    for (size_t x : *this) m = x > m ? x : m;
+    return m;
+  }
 
  private:
   void sync() {
