@@ -7,12 +7,13 @@
 // pipeline and each reads one remote buffer per chunk, not r of them.
 // Where P(r) lives (published as the arrival's src address):
 //   rank 0: its input (ready at arrival; it never waits for anyone);
-//   scan, r > 0: its output;
+//   scan, 0 < r < n-1: its output;
 //   exscan, 0 < r < n-1: a per-communicator buffer (the output is P(r-1)).
+// Nobody reads the last rank's prefix: it publishes its input and output.
 // In place is natural: rank r reads only P(r-1), never an input that its
 // owner overwrites. A rank returns once rank r+1 has read all of P(r): no
-// barrier over everyone. Exscan on two ranks is a pure copy for rank 1;
-// rank 0 writes part of it (below).
+// barrier over everyone. On two ranks rank 0 takes part of rank 1's work
+// (below).
 #include "algo/shm_scan.h"
 
 #include <algorithm>
@@ -42,9 +43,46 @@ size_t scan_chunk_bytes(size_t bytes, int n) {
   return std::max(kMin, std::min(kShmCmaChunkBytes, bytes / static_cast<size_t>(n))) & ~size_t{63};
 }
 
-// Exscan on two ranks splits rank 1's copy with rank 0 from two chunks on
-// (2 MiB 200 -> 80 us, 32 MiB 6.0 -> 2.8 ms; 128 KiB no better).
-constexpr size_t kExscanSplitMinBytes = 2 * kShmCmaChunkBytes;
+// On two ranks rank 0 has nothing to wait for and rank 1 does all the
+// work, so rank 0 takes the upper part of rank 1's output; rank 0's
+// counter says its writes are over, and rank 1 returns only after that.
+// Exscan (a pure copy there): rank 0 writes its input into half of it (2
+// MiB 200 -> 80 us, 32 MiB 6.0 -> 2.8 ms; 128 KiB no better). Scan: rank 0
+// reads rank 1's input, reduces and writes the result back, which costs it
+// more per byte than rank 1's read and reduce: it takes 40 % in place, 30 %
+// out of place (where it also copies its own input to its output). Medians
+// of 5 (in place, out of place): 128 KiB 10.4 -> 7.5-8.3 us, 11.4 -> 10.4;
+// 512 KiB 50 -> 29, 70 -> 41; 8 MiB 1080 -> 661, 1235 -> 1106 (a 50 % split
+// 745 and 1566; 64 KiB about even, 32 KiB slower).
+constexpr size_t kScanSplitMinBytes = 64 << 10;
+// Elements [0, split) are rank 1's, page-aligned.
+size_t split_elems(const CollDesc &d, size_t es) {
+  size_t bytes = d.count * es;
+  bool ex = d.kind == CollKind::kExscan;
+  if (bytes < (ex ? 2 * kShmCmaChunkBytes : kScanSplitMinBytes)) return d.count;
+  size_t percent = ex ? 50 : d.in_place ? 60 : 70;
+  return (bytes / 100 * percent & ~size_t{4095}) / es;
+}
+
+// Rank 0 of two: bytes [from, end) of rank 1's output, then says so.
+Status upper_part(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s, size_t from, char *bounce) {
+  size_t es = dtype_size(d.dtype), bytes = d.count * es;
+  const char *in = d.in_place ? static_cast<const char *>(d.recvbuf) : static_cast<const char *>(d.sendbuf);
+  XC_TRY(st.wait_arrived(c, 1, s));
+  const ShmArrival &peer = st.arrival(1, s);
+  if (d.kind == CollKind::kExscan) {
+    XC_TRY(st.cma_write(c, 1, peer.addr.dst + from, in + from, bytes - from));
+  } else {
+    for (size_t off = from; off < bytes; off += kShmCmaChunkBytes) {
+      size_t len = std::min(kShmCmaChunkBytes, bytes - off);
+      XC_TRY(st.cma_read(c, 1, peer.addr.src + off, bounce, len));
+      cpu::reduce3(bounce, in + off, bounce, len / es, d.dtype, d.op);  // x(0) op x(1)
+      XC_TRY(st.cma_write(c, 1, peer.addr.dst + off, bounce, len));
+    }
+  }
+  shm_publish_progress(st, s, 1);
+  return Status::Ok();
+}
 
 Status chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
   int n = c.size(), r = c.rank();
@@ -54,37 +92,27 @@ Status chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
   char *out = static_cast<char *>(d.recvbuf);
   size_t step = scan_chunk_bytes(bytes, n) / es;  // elements per chunk
   uint64_t chunks = (d.count + step - 1) / step;
-  // Exscan on two ranks: rank 1's output is rank 0's input, a pure copy.
-  // Rank 0 writes the upper part into it while rank 1 reads the lower part,
-  // so both cores copy (as broadcast does). Rank 0's counter says its write
-  // is over; rank 1 returns only after that.
-  bool split = ex && n == 2 && bytes >= kExscanSplitMinBytes;
-  uint64_t split_chunk = split ? chunks / 2 : chunks;  // rank 1 reads chunks [0, split_chunk)
+  size_t split = n == 2 ? split_elems(d, es) : d.count;  // rank 1 does [0, split), rank 0 the rest
 
   // Exscan's middle ranks keep P(r) for rank r+1 (the output holds P(r-1)).
   bool hold_prefix = ex && r > 0 && !last;
   char *hold = st.scratch_beyond_bounce(hold_prefix ? bytes : 0);
   char *bounce = st.scratch.data() + 2 * kShmCmaChunkBytes;
   const char *prefix = r == 0 ? in : hold_prefix ? hold : out;
-  st.arrive(c, s, prefix, split && last ? out : nullptr);
+  st.arrive(c, s, last && r > 0 ? in : prefix, last ? out : nullptr);
   if (chunks == 0) return Status::Ok();
 
   if (r == 0) {
     if (!ex && !d.in_place) cpu::copy_large(out, in, bytes);
-    if (split) {
-      XC_TRY(st.wait_arrived(c, 1, s));
-      size_t off = std::min(static_cast<size_t>(split_chunk) * step, d.count) * es;
-      XC_TRY(st.cma_write(c, 1, st.arrival(1, s).addr.dst + off, in + off, bytes - off));
-      shm_publish_progress(st, s, 1);
-    }
+    if (split < d.count) XC_TRY(upper_part(c, d, st, s, split * es, bounce));
   } else {
     int prev = r - 1;
     XC_TRY(st.wait_arrived(c, prev, s));
     uint64_t remote = st.arrival(prev, s).addr.src;
     uint64_t ready = prev == 0 ? chunks : 0;  // rank 0's prefix is ready at arrival
-    for (uint64_t k = 0; k < (last ? split_chunk : chunks); ++k) {
+    for (uint64_t k = 0; k < (split + step - 1) / step; ++k) {
       if (ready <= k) XC_TRY(shm_wait_progress(c, st, prev, s, k + 1, "the previous rank's prefix", &ready));
-      size_t first = static_cast<size_t>(k) * step, len = std::min(step, d.count - first);
+      size_t first = static_cast<size_t>(k) * step, len = std::min(step, split - first);
       size_t off = first * es;
       if (ex && last) {  // P(r-1) is all we output
         XC_TRY(st.cma_read(c, prev, remote + off, out + off, len * es));
@@ -104,7 +132,7 @@ Status chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
     }
     if (last) shm_publish_progress(st, s, chunks);
   }
-  if (last) return split ? shm_wait_progress(c, st, 0, s, 1, "rank 0 to write its part of the output") : Status::Ok();
+  if (last) return split < d.count ? shm_wait_progress(c, st, 0, s, 1, "rank 0 to write its part of the output") : Status::Ok();
   // P(r) (rank 0: the input) must stay until rank r+1 has read all of it.
   XC_TRY(st.wait_arrived(c, r + 1, s));
   return shm_wait_progress(c, st, r + 1, s, chunks, "the next rank to read this rank's prefix");
