@@ -38,10 +38,10 @@ Status CollContext::recv(int peer, void *buf, size_t bytes) {
   return finish(req, "receive from", peer);
 }
 
-Status CollContext::mismatch_reported() {
+Status CollContext::interrupted() {
   Request op;
   prepare(op, rank_, nullptr, 0);
-  return engine_.op_mismatch(op);
+  return engine_.op_interrupted(op);
 }
 
 Status CollContext::sendrecv(int dest, const void *sendbuf, size_t sendbytes, int source, void *recvbuf,

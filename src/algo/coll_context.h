@@ -48,9 +48,10 @@ class CollContext {
   // Blocking exchanges with communicator ranks. Errors name the peer.
   Status send(int peer, const void *buf, size_t bytes);
   Status recv(int peer, void *buf, size_t bytes);
-  // A member found this op mismatched and said so in a message (the op's
-  // shared-memory waits see no message of their own).
-  Status mismatch_reported();
+  // The op must stop: its communicator was aborted, or a member found the
+  // op mismatched and said so in a message (the op's shared-memory waits
+  // see no message of their own).
+  Status interrupted();
   Status sendrecv(int dest, const void *sendbuf, size_t sendbytes, int source, void *recvbuf, size_t recvbytes);
   // Everything at once: receives posted first, then sends, then all waited
   // for (pairwise and linear algorithms). Receive buffers are written.

@@ -61,7 +61,7 @@ bool probe_cma(ShmState &st, int r) {
 // fails with it, else with why the segment could not be opened.
 Status segment_gone(CollContext &c, Status failed) {
   for (;;) {
-    XC_TRY(c.mismatch_reported());
+    XC_TRY(c.interrupted());
     if (c.deadline().expired())
       return std::move(failed.with_context("shared-memory collectives (rank 0 removed the segment)"));
     shm_yield();

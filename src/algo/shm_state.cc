@@ -65,9 +65,9 @@ Status ShmState::slow_wait_check(CollContext &c, const char *what) {
         return Error(XC_ERR_PEER_FAILED, "rank %d failed during a shared-memory collective (op #%d, waiting for %s)", r,
                      c.seq(), what);
   }
-  // A member that met this op's segment set-up message with another
-  // signature never joins: it reported the mismatch to everyone.
-  return c.mismatch_reported();
+  // xc_comm_abort; or a member that met this op's segment set-up message
+  // with another signature never joins: it reported the mismatch to everyone.
+  return c.interrupted();
 }
 
 Status ShmState::enter_wait(CollContext &c, uint64_t depth, uint64_t s) {

@@ -521,8 +521,10 @@ int P2pEngine::first_failed(const std::vector<int> &members) {
   return -1;
 }
 
-Status P2pEngine::op_mismatch(const Request &op) {
+Status P2pEngine::op_interrupted(const Request &op) {
   auto guard = lock();
+  for (const auto &a : aborted_)
+    if (a.first == op.ctx) return a.second;
   progress_locked();
   for (const Poisoned &p : poisoned_)
     if (p.ctx == op.ctx && p.tag == op.tag) return poisoned_error(p, &op);

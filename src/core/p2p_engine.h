@@ -62,10 +62,11 @@ class P2pEngine final : private FrameSink {
 
   // First dead rank among members, or -1.
   int first_failed(const std::vector<int> &members);
-  // Whether some member reported the collective op of `op` (ctx, tag,
-  // members, sig; never posted) mismatched, after taking in what arrived:
-  // its error, else OK. For waits outside requests (shared memory).
-  Status op_mismatch(const Request &op);
+  // Whether the collective op of `op` (ctx, tag, members, sig; never
+  // posted) must stop: its context was aborted, or some member reported it
+  // mismatched (after taking in what arrived). That error, else OK. For
+  // waits outside requests (shared memory).
+  Status op_interrupted(const Request &op);
 
   // Tell peers this process leaves on purpose (so they do not see a crash).
   void announce_departure();

@@ -41,7 +41,9 @@
    xc_irecv also pending, and a third thread calls xc_comm_abort on that dup.
    The blocked receive and the pending request must end with XC_ERR_ABORTED
    promptly, later ops on the dup too, while the parent communicator keeps
-   working. */
+   working. Then rank 0 blocks in an xc_allreduce on a second dup that rank
+   1 never joins, waiting in shared memory, and aborting that dup must end
+   it promptly too. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <fcntl.h>
@@ -705,6 +707,40 @@ static void *abort_rank(void *p) {
   ACHECK(rc == XC_SUCCESS && got == other, "xc_sendrecv on the parent after the abort: %d (%s), got %d", (int)rc,
          xc_last_error(), (int)got);
 
+  /* A collective blocked in its shared-memory waits (rank 1 never joins it)
+     ends promptly too when its communicator is aborted. */
+  xc_comm_t dup2 = NULL;
+  rc = xc_comm_dup(comm, &dup2);
+  ACHECK(rc == XC_SUCCESS, "xc_comm_dup: %s (%s)", xc_strerror(rc), xc_last_error());
+  size_t count = 1 << 18;
+  float *vec = xmalloc(count * sizeof *vec);
+  for (size_t i = 0; i < count; ++i) vec[i] = (float)(i % 7);
+  rc = xc_allreduce(XC_IN_PLACE, vec, count, XC_FLOAT32, XC_SUM, dup2);  /* both: sets up the staging */
+  ACHECK(rc == XC_SUCCESS && vec[5] == 10.0f, "xc_allreduce on the second dup: %d (%s)", (int)rc, xc_last_error());
+  if (r == 0) {
+    aborter_t ab2 = {dup2, 200, 0, XC_SUCCESS};
+    ACHECK(pthread_create(&t, NULL, abort_later, &ab2) == 0, "pthread_create failed");
+    t0 = now_ns();
+    rc = xc_allreduce(XC_IN_PLACE, vec, count, XC_FLOAT32, XC_SUM, dup2);
+    t1 = now_ns();
+    snprintf(msg, sizeof msg, "%s", xc_last_error());
+    pthread_join(t, NULL);
+    after_ms = ms_between(ab2.when, t1);
+    ACHECK(rc == XC_ERR_ABORTED, "the blocked xc_allreduce returned %s (%d) after %.1f ms, want XC_ERR_ABORTED: %s",
+           xc_strerror(rc), (int)rc, ms_between(t0, t1), msg);
+    ACHECK(after_ms >= 0 && after_ms < PROMPT_MS, "the blocked xc_allreduce returned %.1f ms after the abort", after_ms);
+    size_t len = strlen(a->what);
+    snprintf(a->what + len, sizeof a->what - len, "; xc_allreduce ended %.2f ms after the abort", after_ms);
+    rc = xc_send(&word, 1, XC_INT32, other, 9, comm);  /* rank 1 may go on */
+  } else {
+    rc = xc_recv(&got, 1, XC_INT32, other, 9, comm, NULL);
+    if (rc == XC_SUCCESS) rc = xc_comm_abort(dup2);  /* it never joined: free without the closing barrier */
+  }
+  free(vec);
+  ACHECK(rc == XC_SUCCESS, "after the aborted xc_allreduce: %d (%s)", (int)rc, xc_last_error());
+  rc = xc_comm_free(dup2);
+  ACHECK(rc == XC_SUCCESS, "xc_comm_free(second dup): %s (%s)", xc_strerror(rc), xc_last_error());
+
   t0 = now_ns();
   rc = xc_comm_free(dup);
   ACHECK(rc == XC_SUCCESS, "xc_comm_free(aborted dup): %s (%s)", xc_strerror(rc), xc_last_error());
@@ -736,7 +772,7 @@ static int run_abort(void) {
       fprintf(stderr, "rank %d: FAIL: %s\n", r, ranks[r].why);
       failed = 1;
     } else {
-      printf("rank %d: xc_recv unblocked with XC_ERR_ABORTED: %s\n", r, ranks[r].what);
+      printf("rank %d: unblocked with XC_ERR_ABORTED: %s\n", r, ranks[r].what);
     }
   }
   return failed;
