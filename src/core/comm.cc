@@ -385,6 +385,7 @@ Status comm_free(xc_comm_s *comm) {
   // skipped after an abort or a failure, where it could only time out.
   if (!comm->aborted.load() && !comm->broken.load() && comm->fabric->engine().first_failed(*comm->members) < 0) {
     algo::CollContext c = make_coll_context(comm);
+    c.set_signature(kSigCommFree);
     Status st = comm->fabric->reaches_all(*comm->members)
                     ? algo::barrier_dissemination(c)
                     : bootstrap::store_barrier(*comm->fabric->store(), store_key(comm, "free", c.seq()), comm->size,

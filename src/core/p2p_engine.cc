@@ -528,6 +528,10 @@ Status P2pEngine::op_interrupted(const Request &op) {
   progress_locked();
   for (const Poisoned &p : poisoned_)
     if (p.ctx == op.ctx && p.tag == op.tag) return poisoned_error(p, &op);
+  // A message of this op number from a member in another op (one whose
+  // closing barrier met our shared-memory op, say): nobody receives it.
+  for (const Unexpected &u : unexpected_)
+    if (u.ctx == op.ctx && u.tag == op.tag && conflicting(op.sig, u.sig)) return report_mismatch_locked(op, u.src, u.sig);
   return Status::Ok();
 }
 
@@ -689,6 +693,15 @@ Status P2pEngine::poisoned_error(const Poisoned &p, const Request *req) {
 }
 
 void P2pEngine::mismatch_locked(Request *req, int src, uint32_t their_sig) {
+  Status why = report_mismatch_locked(*req, src, their_sig);
+  if (!req->done) {  // not posted yet (it met an unexpected message)
+    posted_.remove(req);
+    complete(req, why);
+  }
+}
+
+Status P2pEngine::report_mismatch_locked(const Request &op, int src, uint32_t their_sig) {
+  const Request *req = &op;
   Poisoned p{req->ctx, req->tag, -1, req->sig, src, their_sig};
   // Every member hears of it, so none waits for a rank that has left the op.
   if (req->members) {
@@ -708,10 +721,7 @@ void P2pEngine::mismatch_locked(Request *req, int src, uint32_t their_sig) {
   }
   Status why = poisoned_error(p, req);
   poison_locked(p);
-  if (!req->done) {  // not posted yet (it met an unexpected message)
-    posted_.remove(req);
-    complete(req, why);
-  }
+  return why;
 }
 
 void P2pEngine::poison_locked(const Poisoned &p) {

@@ -64,8 +64,9 @@ class P2pEngine final : private FrameSink {
   int first_failed(const std::vector<int> &members);
   // Whether the collective op of `op` (ctx, tag, members, sig; never
   // posted) must stop: its context was aborted, or some member reported it
-  // mismatched (after taking in what arrived). That error, else OK. For
-  // waits outside requests (shared memory).
+  // mismatched, or a message of it arrived from a member in another op
+  // (reported to every member here). That error, else OK. For waits outside
+  // requests (shared memory).
   Status op_interrupted(const Request &op);
 
   // Tell peers this process leaves on purpose (so they do not see a crash).
@@ -136,6 +137,9 @@ class P2pEngine final : private FrameSink {
   // Signatures: a receive met a message of its op (ctx, tag) with another
   // signature. Fail the whole op here and tell every other member.
   void mismatch_locked(Request *req, int src, uint32_t their_sig);
+  // The same for op (a receive, or an op that waits outside requests); its
+  // error. Completes nothing.
+  Status report_mismatch_locked(const Request &op, int src, uint32_t their_sig);
   void poison_locked(const Poisoned &p);
   Status poisoned_error(const Poisoned &p, const Request *req);
   // A posted receive of the same op as the arrival (ctx, tag) whose signature differs, or nullptr.
