@@ -88,6 +88,7 @@ uint32_t coll_signature(const CollDesc &d) {
 std::string describe_signature(uint32_t sig) {
   auto kind = static_cast<CollKind>(sig & 0xf);
   if (sig == kSigCommFree) return "xc_comm_free's closing barrier";
+  if (sig == kSigCommSplit) return "a communicator split (xc_comm_split, _dup or _split_groups)";
   std::string s = coll_kind_name(kind);
   if (kind == CollKind::kBarrier) return s;
   s += std::string(" ") + dtype_name(static_cast<xc_dtype_t>((sig >> 4) & 0xf));

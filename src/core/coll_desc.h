@@ -154,10 +154,12 @@ uint32_t coll_signature(const CollDesc &d);
 // that gave up an op publishes it in its arrival record, so the ranks that
 // wait for its part fail at once instead of at the deadline.
 constexpr uint32_t kSigGaveUp = (1u << 31) | (0xfu << 4);
-// xc_comm_free's closing barrier: another signature no op has, so a rank
-// that frees the communicator while a peer still runs an op (or a barrier)
-// is told apart at once.
+// xc_comm_free's closing barrier and the exchange of xc_comm_split, _dup
+// and _split_groups: more signatures no op has, so a rank that frees or
+// splits the communicator while a peer runs an op (or a barrier) is told
+// apart at once.
 constexpr uint32_t kSigCommFree = (1u << 30) | (0xfu << 4);
+constexpr uint32_t kSigCommSplit = (1u << 29) | (0xfu << 4);
 // allreduce, allgather(v), alltoall(v): XC_IN_PLACE at every rank or at
 // none, as MPI asks (the selector weighs it for the first three, and
 // in-place alltoall(v) trades blocks in pairs, so a mix would not match).

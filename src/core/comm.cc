@@ -120,6 +120,7 @@ Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::v
   (*all)[static_cast<size_t>(parent->rank)] = mine;
   coll_queue_drain(parent);  // collectives started earlier run first, in order
   algo::CollContext c = make_coll_context(parent);
+  c.set_signature(kSigCommSplit);
   *seq = c.seq();
   if (parent->fabric->reaches_all(*parent->members)) return algo::allgather_ring(c, all->data(), sizeof(SplitRecord));
   // Some members sit on hosts no transport reaches: the store reaches everyone.

@@ -29,6 +29,7 @@ enum Case {
   kRoot,
   kFreeEarly,
   kFreeVsBarrier,
+  kDupVsAllreduce,
   kCases
 };
 static const char *case_name[] = {"dtype",
@@ -48,7 +49,8 @@ static const char *case_name[] = {"dtype",
                                   "exscan at rank 1, scan elsewhere (large)",
                                   "root",
                                   "the last rank frees the communicator while the others run an allreduce (large)",
-                                  "the last rank frees the communicator while the others run a barrier"};
+                                  "the last rank frees the communicator while the others run a barrier",
+                                  "the last rank duplicates the communicator while the others run an allreduce"};
 
 /* v-ops whose counts disagree between sender and receiver, large enough that
    the receiver reads the sender's buffer in place: the receiver must notice
@@ -147,6 +149,13 @@ static xc_result_t run_case(int c, xc_comm_t comm, void *buf, void *out) {
       return xc_allreduce(XC_IN_PLACE, buf, kBig, XC_INT32, XC_SUM, comm);
     case kFreeVsBarrier:
       return odd ? xc_comm_free(comm) : xc_barrier(comm);
+    case kDupVsAllreduce: {
+      xc_comm_t dup = NULL;
+      if (!odd) return xc_allreduce(XC_IN_PLACE, buf, n, XC_INT32, XC_SUM, comm);
+      xc_result_t rc = xc_comm_dup(comm, &dup);
+      if (dup) xc_comm_free(dup); /* not expected: the dup failed */
+      return rc;
+    }
     default: /* the last rank names itself root, the others rank 0 */
       return xc_broadcast(buf, n, XC_INT32, odd ? a_rank : 0, comm);
   }
