@@ -132,7 +132,8 @@ Status chain(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
     }
     if (last) shm_publish_progress(st, s, chunks);
   }
-  if (last) return split < d.count ? shm_wait_progress(c, st, 0, s, 1, "rank 0 to write its part of the output") : Status::Ok();
+  if (last && split < d.count) return shm_wait_progress(c, st, 0, s, 1, "rank 0 to write its part of the output");
+  if (last) return Status::Ok();
   // P(r) (rank 0: the input) must stay until rank r+1 has read all of it.
   XC_TRY(st.wait_arrived(c, r + 1, s));
   return shm_wait_progress(c, st, r + 1, s, chunks, "the next rank to read this rank's prefix");
