@@ -104,7 +104,7 @@ Status ShmColl::ensure(CollContext &c) {
                                             : (st->oversubscribed ? 0 : 2000);
   // Each root publishes its own split, so ranks need not agree on this.
   if (env_is_set("XC_SHM_COLL_ROOT_SPLIT"))
-    st->root_split = env_get_int("XC_SHM_COLL_ROOT_SPLIT") ? ShmRootSplit::kAlways : ShmRootSplit::kNever;
+    st->root_split = env_get_int("XC_SHM_COLL_ROOT_SPLIT") ? ShmRootSplit::kOwnCores : ShmRootSplit::kNever;
   else
     st->root_split = shm_root_split_policy(n, host_cores());
   st->scratch.resize(3 * kShmCmaChunkBytes);

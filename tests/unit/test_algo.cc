@@ -1016,14 +1016,16 @@ void root_share(void **) {
   using xc::algo::shm_root_split_policy;
   using Split = xc::algo::ShmRootSplit;
   constexpr size_t kShort = xc::algo::kShmRootSplitShortBytes;
-  assert_int_equal(shm_root_parts(false, 2, Split::kAlways, 1 << 20), 0);  // out of place: its own block is its share
+  assert_int_equal(shm_root_parts(false, 2, Split::kAlways, 1 << 20), 0);  // out of place: its own block is its share...
+  assert_int_equal(shm_root_parts(false, 2, Split::kOwnCores, 1 << 20), 8);  // ... and 1/(4n) with a core per rank
+  assert_int_equal(shm_root_parts(true, 2, Split::kOwnCores, 64 << 20), 2);
   assert_int_equal(shm_root_parts(true, 4, Split::kNever, 1 << 20), 0);
   assert_int_equal(shm_root_parts(true, 3, Split::kAlways, 64 << 20), 3);
   assert_int_equal(shm_root_parts(true, 3, Split::kShortOps, kShort - 1), 3);
   assert_int_equal(shm_root_parts(true, 3, Split::kShortOps, kShort), 0);
   // Split where all n ranks copying fill the cores no worse than n-1 peers.
-  assert_true(shm_root_split_policy(2, 2) == Split::kAlways);
-  assert_true(shm_root_split_policy(2, 0) == Split::kAlways);  // cores unknown
+  assert_true(shm_root_split_policy(2, 2) == Split::kOwnCores);
+  assert_true(shm_root_split_policy(2, 0) == Split::kOwnCores);  // cores unknown
   assert_true(shm_root_split_policy(4, 2) == Split::kAlways);
   assert_true(shm_root_split_policy(8, 2) == Split::kAlways);
   assert_true(shm_root_split_policy(3, 2) == Split::kShortOps);
