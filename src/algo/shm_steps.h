@@ -46,7 +46,7 @@ inline size_t shm_steps_piece(int n) {
   return kShmTwoShotSlotBytes / static_cast<size_t>(std::max(n - 1, 1)) & ~size_t{63};
 }
 inline size_t shm_steps_index(int j, int owner) { return static_cast<size_t>(j - (j > owner)); }
-// Bytes of step k of a block of len bytes cut in pieces.
+// Step k's part of a block of len (bytes or elements) cut in pieces of piece.
 inline size_t shm_steps_chunk(size_t len, size_t piece, uint64_t k) {
   size_t at = static_cast<size_t>(k) * piece;
   return at >= len ? size_t{0} : std::min(piece, len - at);

@@ -1,8 +1,7 @@
 #include "algo/shm_swap.h"
 
-#include <algorithm>
-
 #include "algo/shm_scan.h"
+#include "algo/shm_steps.h"
 #include "cpu/copy.h"
 
 namespace xc::algo {
@@ -28,7 +27,7 @@ Status trade(CollContext &c, ShmState &st, const ShmSwap &w) {
   char *bounce[2] = {st.swap_bounce.data(), st.swap_bounce.data() + kChunk};
   uint64_t base = static_cast<uint64_t>(w.round + 1) << 32;
   size_t chunks = (w.len + kChunk - 1) / kChunk;
-  auto piece = [&](size_t k) { return std::min(kChunk, w.len - k * kChunk); };
+  auto piece = [&](size_t k) { return shm_steps_chunk(w.len, kChunk, k); };
   // Read one chunk ahead: the partner overwrites its chunk k+1 only after
   // our counter passes k+1, so reading it early is safe and hides the wait.
   XC_TRY(st.cma_read(c, w.partner, w.theirs, bounce[0], piece(0)));

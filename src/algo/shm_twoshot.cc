@@ -12,6 +12,7 @@
 #include "algo/shm_coll.h"
 #include "algo/shm_reduce.h"
 #include "algo/shm_state.h"
+#include "algo/shm_steps.h"
 #include "core/dtype.h"
 #include "cpu/copy.h"
 
@@ -56,10 +57,7 @@ Status shm_twoshot(CollContext &c, const CollDesc &d) {
 
   bool copy_out = d.kind == CollKind::kAllreduce || (d.kind == CollKind::kReduce && r == d.root);
   int avg_n = d.op == XC_AVG ? n : 0;
-  auto piece_len = [&](int j, uint64_t k) {
-    size_t b = static_cast<size_t>(k) * piece, len = blen[static_cast<size_t>(j)];
-    return b >= len ? size_t{0} : std::min(piece, len - b);
-  };
+  auto piece_len = [&](int j, uint64_t k) { return shm_steps_chunk(blen[static_cast<size_t>(j)], piece, k); };
   const char *srcs_small[64];
   std::vector<const char *> srcs_many;
   const char **srcs = srcs_small;

@@ -701,25 +701,24 @@ void P2pEngine::mismatch_locked(Request *req, int src, uint32_t their_sig) {
 }
 
 Status P2pEngine::report_mismatch_locked(const Request &op, int src, uint32_t their_sig) {
-  const Request *req = &op;
-  Poisoned p{req->ctx, req->tag, -1, req->sig, src, their_sig};
+  Poisoned p{op.ctx, op.tag, -1, op.sig, src, their_sig};
   // Every member hears of it, so none waits for a rank that has left the op.
-  if (req->members) {
-    for (int r : *req->members) {
+  if (op.members) {
+    for (int r : *op.members) {
       if (r == opts_.my_rank || r < 0 || r >= opts_.fabric_size) continue;
       if (!route_[static_cast<size_t>(r)] || dead_[static_cast<size_t>(r)]) continue;
       FrameHeader h{};
       h.kind = kFrameMismatch;
-      h.flags = req->sig;
-      h.ctx = req->ctx;
+      h.flags = op.sig;
+      h.ctx = op.ctx;
       h.src = opts_.my_rank;
-      h.tag = req->tag;
+      h.tag = op.tag;
       h.bytes = their_sig;
       h.id = static_cast<uint64_t>(src);
       send_frame(r, h, nullptr, 0, nullptr);
     }
   }
-  Status why = poisoned_error(p, req);
+  Status why = poisoned_error(p, &op);
   poison_locked(p);
   return why;
 }
