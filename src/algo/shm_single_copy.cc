@@ -257,8 +257,8 @@ Status SingleCopy::run() {
       // Each large block is copied from both ends (shm_root_share): the root
       // pulls its front while the sender writes the rest.
       bool v = d.kind == CollKind::kGatherv;
-      size_t block = v ? d.recvcounts.largest() * es : bytes;
-      uint32_t parts = r == d.root ? shm_root_parts(d.in_place, n, st.root_split, block) : 0;
+      uint32_t parts =
+          r == d.root ? shm_root_parts(d.in_place, n, st.root_split, v ? d.recvcounts.largest() * es : bytes) : 0;
       st.arrive(c, s, d.in_place ? nullptr : d.sendbuf, d.recvbuf, nullptr, nullptr, parts);
       if (r == d.root) {
         auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
@@ -289,8 +289,7 @@ Status SingleCopy::run() {
       bool v = d.kind == CollKind::kScatterv;
       bool root = r == d.root;
       if (root && v) st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
-      size_t block = v ? d.sendcounts.largest() * es : bytes;
-      uint32_t parts = root ? shm_root_parts(d.in_place, n, st.root_split, block) : 0;
+      uint32_t parts = root ? shm_root_parts(d.in_place, n, st.root_split, v ? d.sendcounts.largest() * es : bytes) : 0;
       const void *extra = root ? (v ? d.sdispls.data() : nullptr) : reinterpret_cast<const void *>(uintptr_t{d.count});
       st.arrive(c, s, d.sendbuf, d.recvbuf, extra, root && v ? d.sendcounts.data() : nullptr, parts);
       if (root) {
