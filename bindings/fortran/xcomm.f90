@@ -24,7 +24,10 @@
 !    xc_allreduce or xc_allgather (mpi_f08's MPI_IN_PLACE: its address is
 !    recognised and the C XC_IN_PLACE is passed instead). It is PROTECTED, so
 !    passing it as a receive buffer does not compile; passed as any other send
-!    buffer it is rejected with XC_ERR_INVALID_ARGUMENT.
+!    buffer it is rejected with XC_ERR_INVALID_ARGUMENT;
+!  - xc_mem_alloc gives a type(c_ptr) (c_null_ptr for 0 bytes or a failure),
+!    to be viewed with c_f_pointer; xc_mem_free sets it to c_null_ptr on
+!    success (as mpi_f08's MPI_Alloc_mem / MPI_Free_mem).
 !
 ! Errors that the bindings detect themselves (negative count, XC_IN_PLACE
 ! misplaced, non-contiguous non-blocking buffer, too short arrays) return
@@ -170,6 +173,7 @@ module xcomm
   public :: xc_ireduce, xc_iallreduce, xc_iallgather, xc_iallgatherv, xc_igather, xc_igatherv, xc_iscatter
   public :: xc_iscatterv, xc_ireduce_scatter, xc_ireduce_scatterv, xc_ialltoall, xc_ialltoallv, xc_iscan
   public :: xc_iexscan, xc_group_start, xc_group_end
+  public :: xc_mem_alloc, xc_mem_free
   public :: operator(==), operator(/=)
 
   interface operator(==)
@@ -297,6 +301,9 @@ module xcomm
   end interface
   interface xc_iexscan
     module procedure xc_iexscan_i4, xc_iexscan_i8
+  end interface
+  interface xc_mem_alloc
+    module procedure xc_mem_alloc_i4, xc_mem_alloc_i8
   end interface
 
   ! ---- the C API (include/xcomm.h), one interface per function ---------------
@@ -848,6 +855,19 @@ module xcomm
         bind(c, name='xc_group_end')
       import :: c_int
     end function c_xc_group_end
+
+    integer(c_int) function c_xc_mem_alloc(comm, bytes, ptr) bind(c, name='xc_mem_alloc')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: comm
+      integer(c_size_t), value :: bytes
+      type(c_ptr), intent(inout) :: ptr
+    end function c_xc_mem_alloc
+
+    integer(c_int) function c_xc_mem_free(comm, ptr) bind(c, name='xc_mem_free')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      type(c_ptr), value :: ptr
+    end function c_xc_mem_free
 
     ! Not xcomm: the C library's strlen, to read the library's strings.
     integer(c_size_t) function c_strlen(s) bind(c, name='strlen')
@@ -2584,5 +2604,48 @@ contains
     integer, intent(out), optional :: ierr
     call finish(c_xc_group_end(), 'xc_group_end', ierr)
   end subroutine xc_group_end
+
+  ! ==== memory for communication ================================================
+
+  !> bytes of memory that comm's ops move fastest (host memory aligned to
+  !> 2 MiB, on 2 MiB pages where the kernel offers them, zero-filled), as a
+  !> type(c_ptr): view it with c_f_pointer(ptr, array, shape) and pass the
+  !> array to any op. Local, not collective. bytes 0 gives c_null_ptr, and so
+  !> does a failure. Free it with xc_mem_free (as mpi_f08's MPI_Alloc_mem).
+  subroutine xc_mem_alloc_i8(comm, bytes, ptr, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer(int64), intent(in) :: bytes
+    type(c_ptr), intent(out) :: ptr
+    integer, intent(out), optional :: ierr
+    type(c_ptr) :: p
+    ptr = c_null_ptr
+    if (.not. count_ok('xc_mem_alloc', bytes, ierr)) return
+    p = c_null_ptr
+    call finish(c_xc_mem_alloc(comm%ptr, int(bytes, c_size_t), p), 'xc_mem_alloc', ierr)
+    ptr = p
+  end subroutine xc_mem_alloc_i8
+
+  subroutine xc_mem_alloc_i4(comm, bytes, ptr, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer(int32), intent(in) :: bytes
+    type(c_ptr), intent(out) :: ptr
+    integer, intent(out), optional :: ierr
+    call xc_mem_alloc_i8(comm, int(bytes, int64), ptr, ierr)
+  end subroutine xc_mem_alloc_i4
+
+  !> Give back memory from xc_mem_alloc and set ptr to c_null_ptr on success.
+  !> comm may be XC_COMM_NULL (the memory outlives its communicator);
+  !> c_null_ptr does nothing. A pointer freed already (through a copy of it),
+  !> or one xc_mem_alloc did not return, is XC_ERR_INVALID_ARGUMENT and frees
+  !> nothing. Pointers made from it with c_f_pointer dangle afterwards.
+  subroutine xc_mem_free(comm, ptr, ierr)
+    type(xc_comm), intent(in) :: comm
+    type(c_ptr), intent(inout) :: ptr
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: rc
+    rc = c_xc_mem_free(comm%ptr, ptr)
+    if (rc == XC_SUCCESS) ptr = c_null_ptr
+    call finish(rc, 'xc_mem_free', ierr)
+  end subroutine xc_mem_free
 
 end module xcomm

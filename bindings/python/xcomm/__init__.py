@@ -14,6 +14,7 @@ from .buffers import IN_PLACE, numpy_dtype
 from .comm import UNDEFINED, Comm, UniqueId, get_unique_id, init, init_rank
 from .config import DEVICE_AUTO, DEVICE_NONE, Config, DebugLevel, DType, Op, Result, ThreadMode
 from .groups import group
+from .memory import Memory
 from .errors import (AbortedError, Error, InvalidArgumentError, InvalidUsageError, PeerFailedError,
                      TimeoutError, TruncatedError, UnsupportedError, check, last_error, result_name,
                      strerror)
@@ -48,7 +49,7 @@ def dtype_size(dtype):
 
 __all__ = [
     "init", "init_rank", "get_unique_id", "get_version", "group", "dtype_size", "waitall", "strerror", "last_error",
-    "Comm", "Request", "Status", "UniqueId", "Config", "Error", "DType", "Op", "Result", "ThreadMode",
+    "Comm", "Memory", "Request", "Status", "UniqueId", "Config", "Error", "DType", "Op", "Result", "ThreadMode",
     "DebugLevel", "ANY_SOURCE", "ANY_TAG", "TAG_MAX", "UNDEFINED", "IN_PLACE", "DEVICE_AUTO", "DEVICE_NONE",
     "ABI_VERSION", "library_path",
 ]

@@ -195,6 +195,8 @@ xc_result_t xc_iexscan(const void *sendbuf, void *recvbuf, size_t count, xc_dtyp
                        xc_comm_t comm, xc_request_t *req);
 xc_result_t xc_group_start(void);
 xc_result_t xc_group_end(void);
+xc_result_t xc_mem_alloc(xc_comm_t comm, size_t bytes, void **ptr);
+xc_result_t xc_mem_free(xc_comm_t comm, void *ptr);
 """
 
 # The header's #define constants the binding uses (checked against the header

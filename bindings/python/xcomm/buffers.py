@@ -1,7 +1,7 @@
 """Turn user buffers into (pointer, count, dtype) for the C calls.
 
 Accepted: anything with the buffer protocol (NumPy arrays, bytearray, bytes,
-memoryview, array.array), CPU DLPack producers (torch tensors, JAX arrays, ...)
+memoryview, array.array), xcomm.Memory (uint8 bytes), CPU DLPack producers (torch tensors, JAX arrays, ...)
 through numpy.from_dlpack. Objects with __cuda_array_interface__ and DLPack
 producers on a device raise xcomm.UnsupportedError: this build of the library
 has no device path. The dtype comes from the array; bytes-like objects are
@@ -19,6 +19,7 @@ import numpy as np
 from ._ffi import ffi, lib
 from .config import DType
 from .errors import UnsupportedError
+from .memory import Memory
 
 # (kind, itemsize) of a native NumPy dtype -> xcomm dtype.
 _DTYPES = {
@@ -137,6 +138,8 @@ def resolve(obj, what):
     """A Buffer for obj (no copy, no checks of layout or writability)."""
     if isinstance(obj, np.ndarray):
         return Buffer(obj, obj, numpy_dtype(obj.dtype))
+    if isinstance(obj, Memory):  # its bytes; a freed one raises InvalidArgumentError
+        return Buffer(obj, obj.array(), DType.UINT8)
     if hasattr(obj, "__cuda_array_interface__") and not DEVICE_MEMORY_SUPPORTED:
         raise UnsupportedError(lib.XC_ERR_UNSUPPORTED, "%s: %s (%s has __cuda_array_interface__); copy it to "
                                "host memory first" % (what, _DEVICE_MESSAGE, type(obj).__name__))

@@ -1,10 +1,13 @@
 """Comm: a communicator (xc_comm_t) and the functions that make one."""
 
+import operator
+
 from ._cdef import DEFINES
 from ._ffi import ffi, lib
 from .collectives import Collectives
 from .config import make_config
 from .errors import Error, check, error_for, strerror
+from .memory import Memory
 from .p2p import PointToPoint
 
 UNDEFINED = DEFINES["XC_UNDEFINED"]
@@ -121,6 +124,19 @@ class Comm(PointToPoint, Collectives):
         err = ffi.new("xc_result_t *")
         check(lib.xc_comm_get_async_error(self._h(), err))
         return None if err[0] == lib.XC_SUCCESS else error_for(err[0], strerror(err[0]))
+
+    def mem_alloc(self, nbytes):
+        """nbytes of memory that this communicator's ops move fastest
+        (xc_mem_alloc: 2 MiB aligned, on huge pages where the kernel offers
+        them, zero-filled), as an xcomm.Memory: a buffer for any op, with
+        array(dtype, shape) views and free() (or use it as a context
+        manager). Local, not collective; 0 bytes is allowed."""
+        nbytes = operator.index(nbytes)
+        if nbytes < 0:
+            raise ValueError("mem_alloc: nbytes is negative (%d)" % nbytes)
+        out = ffi.new("void **")
+        check(lib.xc_mem_alloc(self._h(), nbytes, out))
+        return Memory(out[0], nbytes)
 
     def __enter__(self):
         return self

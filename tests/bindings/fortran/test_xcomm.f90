@@ -34,6 +34,7 @@ program test_xcomm
   call test_split_groups()
   call test_dup()
   call test_unique_id()
+  call test_memory()
   call test_abort()
   call test_errors()
 
@@ -1014,6 +1015,96 @@ contains
     call xc_comm_free(c2)
     call xc_comm_free(c)
   end subroutine test_unique_id
+
+  ! xc_mem_alloc / xc_mem_free: 2 MiB aligned, zero-filled memory viewed with
+  ! c_f_pointer and used by allreduce (checked against a local reference, past
+  ! one 2 MiB page), then every way of getting free wrong.
+  subroutine test_memory()
+    integer, parameter :: n = 300000  ! 2.3 MiB of real(8)
+    integer(c_intptr_t), parameter :: align = 2 * 1024 * 1024
+    type(c_ptr) :: p, q, p0, copy
+    real(real64), pointer :: x(:), y(:)
+    integer(int8), pointer :: b(:)
+    real(real64), allocatable :: want(:)
+    integer(int8), target :: local(64)
+    type(xc_comm) :: d
+    integer :: i, r, ierr
+
+    call xc_mem_alloc(world, int(n, int64) * 8, p)
+    call xc_mem_alloc(world, n * 8, q)  ! default integer bytes
+    call check(c_associated(p) .and. c_associated(q), 'xc_mem_alloc returns a pointer')
+    call check(mod(transfer(p, 0_c_intptr_t), align) == 0 .and. mod(transfer(q, 0_c_intptr_t), align) == 0, &
+               'xc_mem_alloc is 2 MiB aligned')
+    call c_f_pointer(p, x, [n])
+    call c_f_pointer(q, y, [n])
+    call check(all(x == 0) .and. all(y == 0), 'xc_mem_alloc memory starts zero-filled')
+    allocate (want(n))
+    do i = 1, n
+      x(i) = val(rank, i)
+      want(i) = 0
+      do r = 0, nranks - 1
+        want(i) = want(i) + val(r, i)
+      end do
+    end do
+    call xc_allreduce(x, y, n, XC_FLOAT64, XC_SUM, world)
+    call check(all(y == want), 'allreduce between xc_mem_alloc buffers')
+    call check(all(x == real(val(rank, [(i, i = 1, n)]), real64)), 'allreduce leaves the xc_mem_alloc input alone')
+    call xc_allreduce(XC_IN_PLACE, x, n, XC_FLOAT64, XC_SUM, world)
+    call check(all(x == want), 'allreduce in place in xc_mem_alloc memory')
+    ! the same bytes as int8 through a second pointer
+    call c_f_pointer(p, b, [8 * n])
+    b(1:8) = 0_int8
+    call check(x(1) == 0, 'two Fortran pointers to one allocation')
+    nullify (x, b)
+
+    ! free: the pointer becomes c_null_ptr; a copy of it is freed already
+    copy = p
+    call xc_mem_free(world, p, ierr)
+    call check_rc(ierr, XC_SUCCESS, 'xc_mem_free')
+    call check(.not. c_associated(p), 'xc_mem_free nulls the pointer')
+    call xc_mem_free(world, copy, ierr)
+    call check_rc(ierr, XC_ERR_INVALID_ARGUMENT, 'xc_mem_free twice')
+    call check(len(xc_last_error()) > 0, 'xc_mem_free twice sets a message')
+    call xc_mem_free(world, p, ierr)
+    call check_rc(ierr, XC_SUCCESS, 'xc_mem_free(c_null_ptr)')
+    copy = c_loc(local)
+    call xc_mem_free(world, copy, ierr)
+    call check_rc(ierr, XC_ERR_INVALID_ARGUMENT, 'xc_mem_free of memory xc_mem_alloc did not return')
+    call check(c_associated(copy, c_loc(local)), 'a failed xc_mem_free leaves the pointer alone')
+
+    ! the memory outlives its communicator: freed with XC_COMM_NULL
+    call xc_comm_dup(world, d)
+    call xc_mem_alloc(d, 100_int64, p)
+    call xc_comm_free(d)
+    call c_f_pointer(p, b, [100])
+    b = 7_int8
+    call check(all(b == 7_int8), 'xc_mem_alloc memory after its communicator is freed')
+    nullify (b)
+    call xc_mem_free(XC_COMM_NULL, p)
+    call check(.not. c_associated(p), 'xc_mem_free with XC_COMM_NULL')
+    call xc_mem_free(XC_COMM_NULL, q)
+
+    ! 0 bytes: c_null_ptr, which frees as nothing
+    p0 = c_loc(local)
+    call xc_mem_alloc(world, 0, p0, ierr)
+    call check_rc(ierr, XC_SUCCESS, 'xc_mem_alloc of 0 bytes')
+    call check(.not. c_associated(p0), 'xc_mem_alloc of 0 bytes gives c_null_ptr')
+    call xc_mem_free(world, p0)
+
+    ! bad sizes and handles: an error, and c_null_ptr
+    p = c_loc(local)
+    call xc_mem_alloc(world, -1, p, ierr)
+    call check_rc(ierr, XC_ERR_INVALID_ARGUMENT, 'xc_mem_alloc of -1 bytes')
+    call check(.not. c_associated(p), 'a failed xc_mem_alloc gives c_null_ptr')
+    p = c_loc(local)
+    call xc_mem_alloc(world, huge(0_int64), p, ierr)
+    call check(ierr == XC_ERR_NO_MEMORY .or. ierr == XC_ERR_INVALID_ARGUMENT, 'xc_mem_alloc of huge(0_int64) bytes')
+    call check(.not. c_associated(p), 'a failed xc_mem_alloc gives c_null_ptr')
+    call xc_mem_alloc(XC_COMM_NULL, 64, p, ierr)
+    call check_rc(ierr, XC_ERR_INVALID_ARGUMENT, 'xc_mem_alloc on XC_COMM_NULL')
+    call check(.not. c_associated(p), 'a failed xc_mem_alloc gives c_null_ptr')
+    call xc_barrier(world)
+  end subroutine test_memory
 
   subroutine test_abort()
     type(xc_comm) :: d

@@ -12,7 +12,7 @@
 use std::fmt::{Debug, Display};
 use std::time::Instant;
 
-use xcomm::{Comm, Config, Dtype, Op, Source, Tag, ThreadMode, UniqueId, BF16, F16};
+use xcomm::{Comm, Config, Dtype, Memory, Op, Source, Tag, ThreadMode, UniqueId, BF16, F16};
 
 pub fn main() {
     let start = Instant::now();
@@ -922,6 +922,7 @@ pub fn run(world: &Comm) -> xcomm::Result<Report> {
     collectives(world, &mut c)?;
     collective_set(world, &mut c)?;
     nonblocking_and_groups(world, &mut c)?;
+    memory(world, &mut c)?;
     // Agree on the outcome, so every rank exits with the same status.
     let mut failed = [c.failures as u64];
     world.allreduce_in_place(&mut failed, Op::Max)?;
@@ -1172,5 +1173,127 @@ fn nonblocking_and_groups(world: &Comm, c: &mut Check) -> xcomm::Result<()> {
         let err = xcomm::group(|_| world.send(&[1u8], rank, 0)).expect_err("blocking send in a group");
         c.eq("blocking call in a group: code", err.code, xcomm::sys::XC_ERR_INVALID_USAGE);
     }
+    Ok(())
+}
+
+// ---- memory for communication (xc_mem_alloc / xc_mem_free) -------------------------
+
+const MEM_ALIGN: usize = 2 << 20;
+
+fn memory(world: &Comm, c: &mut Check) -> xcomm::Result<()> {
+    let (rank, size) = (world.rank(), world.size());
+
+    // Alignment, zero fill, writes read back, for sizes around one 2 MiB page.
+    for bytes in [1usize, 4096, MEM_ALIGN, 3 * MEM_ALIGN + 5] {
+        let mut mem: Memory = world.mem_alloc(bytes)?;
+        c.eq(format_args!("mem_alloc({bytes}).len()"), mem.len(), bytes);
+        c.eq(
+            format_args!("mem_alloc({bytes}) address % 2 MiB"),
+            mem.as_ptr() as usize % MEM_ALIGN,
+            0,
+        );
+        c.ok(!mem.as_ptr().is_null(), format_args!("mem_alloc({bytes}) is not NULL"));
+        c.ok(
+            mem.iter().all(|&b| b == 0),
+            format_args!("mem_alloc({bytes}) starts zero-filled"),
+        );
+        let pattern: Vec<u8> = (0..bytes).map(|i| (i * 7 % 251) as u8).collect();
+        mem.copy_from_slice(&pattern);
+        c.slices(format_args!("mem_alloc({bytes}) reads back"), &mem[..], &pattern);
+        mem.free()?;
+    }
+
+    // An empty one: no allocation, empty slices, an op of 0 elements.
+    let mut empty = world.mem_alloc(0)?;
+    c.ok(
+        empty.is_empty() && empty.as_ptr().is_null() && empty.as_slice_of::<f64>().is_empty(),
+        "mem_alloc(0) is empty and NULL",
+    );
+    world.allreduce_in_place(empty.as_mut_slice_of::<f64>(), Op::Sum)?;
+    drop(empty);
+
+    // allreduce out of place and in place in xc_mem_alloc memory, small and
+    // past one huge page, against the reference reduction.
+    for (k, n) in [1000usize, MEM_ALIGN / 8 + 1000].into_iter().enumerate() {
+        let s = 9000 + k as u64;
+        let all: Vec<Vec<f64>> = (0..size).map(|r| data(s, r, n, Op::Sum)).collect();
+        let want = reduced(&all, 0..size as usize, Op::Sum);
+        let mut src = world.mem_alloc(n * 8)?;
+        let mut dst = world.mem_alloc(n * 8)?;
+        src.as_mut_slice_of::<f64>().copy_from_slice(&all[rank as usize]);
+        world.allreduce(src.as_slice_of::<f64>(), dst.as_mut_slice_of::<f64>(), Op::Sum)?;
+        c.slices(format_args!("allreduce f64 x{n} in mem_alloc memory"), dst.as_slice_of::<f64>(), &want);
+        c.slices(
+            format_args!("allreduce f64 x{n}: mem_alloc input untouched"),
+            src.as_slice_of::<f64>(),
+            &all[rank as usize],
+        );
+        world.allreduce_in_place(src.as_mut_slice_of::<f64>(), Op::Sum)?;
+        c.slices(format_args!("allreduce_in_place f64 x{n} in mem_alloc memory"), src.as_slice_of::<f64>(), &want);
+        drop(dst);
+        src.free()?;
+    }
+
+    // The bytes themselves (deref to [u8]) as a u8 buffer; a broadcast into it.
+    let n = 4097;
+    let all: Vec<Vec<u8>> = (0..size).map(|r| data(9100, r, n, Op::Bxor)).collect();
+    let mut mem = world.mem_alloc(n)?;
+    mem.copy_from_slice(&all[rank as usize]);
+    world.allreduce_in_place(&mut mem[..], Op::Bxor)?;
+    c.slices("allreduce_in_place u8 (Bxor) on Memory's bytes", &mem[..], &reduced(&all, 0..size as usize, Op::Bxor));
+    let root = size - 1;
+    mem.copy_from_slice(&all[rank as usize]);
+    world.broadcast(&mut mem[..], root)?;
+    c.slices(format_args!("broadcast into Memory from {root}"), &mem[..], &all[root as usize]);
+    drop(mem);
+
+    // The memory outlives the communicator it came from.
+    let d = world.dup()?;
+    let mut kept = d.mem_alloc(100)?;
+    d.free()?;
+    kept.as_mut_slice_of::<i32>()[24] = 7;
+    c.eq("Memory after its communicator is freed", kept.as_slice_of::<i32>()[24], 7);
+    kept.free()?;
+
+    // Dropped and freed again and again: nothing leaks into an error.
+    for i in 0..32usize {
+        let mut m = world.mem_alloc(MEM_ALIGN + i)?;
+        m[MEM_ALIGN + i - 1] = i as u8;
+    }
+    c.ok(world.mem_alloc(64)?.free().is_ok(), "mem_alloc after 32 allocations dropped");
+
+    // More than any machine has, and sizes whose rounding up to 2 MiB overflows.
+    for bytes in [1usize << 62, usize::MAX, usize::MAX - MEM_ALIGN + 2] {
+        match world.mem_alloc(bytes) {
+            Ok(m) => c.ok(false, format_args!("mem_alloc({bytes}) succeeded with {} bytes", m.len())),
+            Err(e) => c.ok(
+                e.code == xcomm::sys::XC_ERR_NO_MEMORY || e.code == xcomm::sys::XC_ERR_INVALID_ARGUMENT,
+                format_args!("mem_alloc({bytes}) fails with NO_MEMORY or INVALID_ARGUMENT: {e}"),
+            ),
+        }
+    }
+
+    // The raw C contract the wrapper relies on: a pointer freed already, or
+    // one xc_mem_alloc did not return, is XC_ERR_INVALID_ARGUMENT.
+    let mut p: *mut std::ffi::c_void = std::ptr::null_mut();
+    let rc = unsafe { xcomm::sys::xc_mem_alloc(world.as_raw(), 64, &mut p) };
+    c.eq("xc_mem_alloc(64)", rc, xcomm::sys::XC_SUCCESS);
+    let mut local = [0u8; 64];
+    let rc = unsafe { xcomm::sys::xc_mem_free(world.as_raw(), local.as_mut_ptr() as *mut _) };
+    c.eq("xc_mem_free of a stack pointer", rc, xcomm::sys::XC_ERR_INVALID_ARGUMENT);
+    let rc = unsafe { xcomm::sys::xc_mem_free(world.as_raw(), p) };
+    c.eq("xc_mem_free", rc, xcomm::sys::XC_SUCCESS);
+    let rc = unsafe { xcomm::sys::xc_mem_free(std::ptr::null_mut(), p) };
+    c.eq("xc_mem_free twice", rc, xcomm::sys::XC_ERR_INVALID_ARGUMENT);
+    let rc = unsafe { xcomm::sys::xc_mem_free(std::ptr::null_mut(), std::ptr::null_mut()) };
+    c.eq("xc_mem_free(NULL)", rc, xcomm::sys::XC_SUCCESS);
+    p = std::ptr::null_mut();
+    let rc = unsafe { xcomm::sys::xc_mem_alloc(std::ptr::null_mut(), 64, &mut p) };
+    c.eq("xc_mem_alloc with a NULL comm", rc, xcomm::sys::XC_ERR_INVALID_ARGUMENT);
+    c.ok(p.is_null(), "xc_mem_alloc with a NULL comm leaves *ptr untouched");
+    if rc == xcomm::sys::XC_SUCCESS {
+        unsafe { xcomm::sys::xc_mem_free(std::ptr::null_mut(), p) };
+    }
+    world.barrier()?;
     Ok(())
 }

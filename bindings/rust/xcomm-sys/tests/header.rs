@@ -261,15 +261,20 @@ fn parse_header() -> Header {
     h
 }
 
-/// A C type as this crate must spell it in Rust.
+/// A C type as this crate must spell it in Rust: `const void *` is
+/// `*const c_void`, `void **` is `*mut *mut c_void`, `const char *const *`
+/// is `*const *const c_char` (each `const` after a `*` makes that pointer's
+/// target, one level out, const).
 fn rust_type(c: &str) -> String {
-    let words: Vec<&str> = c.split_whitespace().collect();
-    let stars = words.iter().filter(|w| **w == "*").count();
-    let konst = words.contains(&"const");
-    let base: Vec<&str> = words
+    let spaced = c.replace('*', " * ");
+    let words: Vec<&str> = spaced.split_whitespace().collect();
+    let first_star = words.iter().position(|w| *w == "*").unwrap_or(words.len());
+    let (base_words, pointers) = words.split_at(first_star);
+    let konst = base_words.contains(&"const");
+    let base: Vec<&str> = base_words
         .iter()
         .copied()
-        .filter(|w| *w != "*" && *w != "const")
+        .filter(|w| *w != "const")
         .collect();
     assert_eq!(base.len(), 1, "unexpected C type {c:?}");
     let base = match base[0] {
@@ -284,12 +289,21 @@ fn rust_type(c: &str) -> String {
         other if other.starts_with("xc_") => other,
         other => panic!("no Rust spelling for C type {other:?} (in {c:?})"),
     };
-    assert!(stars <= 1, "{c:?}: only single pointers are expected");
-    match (stars, konst) {
-        (0, _) => base.to_string(),
-        (_, true) => format!("*const {base}"),
-        (_, false) => format!("*mut {base}"),
+    // Innermost pointer first: each wraps the type so far.
+    let (mut ty, mut target_const) = (base.to_string(), konst);
+    for w in pointers {
+        match *w {
+            "*" => {
+                ty = format!("*{} {ty}", if target_const { "const" } else { "mut" });
+                target_const = false;
+            }
+            "const" => target_const = true,
+            other => panic!("unexpected {other:?} after a pointer in C type {c:?}"),
+        }
     }
+    // A trailing const (`void *const p`) qualifies the parameter itself,
+    // which is no part of the function's type.
+    ty
 }
 
 fn squash(s: &str) -> String {
