@@ -29,7 +29,9 @@
 #   BENCH_ARGS default: -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 (every power of two
 #           from 8 B to 64 MiB; -f 4 or 8 from 8 B stops short of 64 MiB, as
 #           nccl-tests does: the last row is the last size <= -e). A root
-#           (-r) applies to the rooted ops; the others ignore it.
+#           (-r) applies to the rooted ops; the others ignore it. -H 1 puts
+#           both sides' buffers on 2 MiB pages (xc_mem_alloc; ompi_bench
+#           maps the same kind with madvise).
 #
 # It builds nothing of xcomm (ninja -C BUILD_DIR first). ompi_bench is built
 # with mpicc into BUILD_DIR/ompi_bench when Open MPI is installed; without

@@ -32,14 +32,19 @@
  * reduction, and reductions on float16/bfloat16 (no standard MPI type;
  * broadcast and allgather move them as 16-bit integers).
  *
- * Plain C99 + MPI-3; no xcomm needed. Exit status 1 when #wrong > 0.
+ * -H 1 puts the buffers on 2 MiB pages (2 MiB-aligned, madvise
+ * MADV_HUGEPAGE): the memory xc-bench -H 1 gets from xc_mem_alloc, so the two
+ * can be compared on the same kind of buffers.
+ *
+ * Plain C99 + MPI-3 (+ madvise); no xcomm needed. Exit status 1 when #wrong > 0.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -423,7 +428,7 @@ static void check_mpi(int rc, const char *what) {
 
 typedef struct {
   size_t min_bytes, max_bytes;
-  int factor, iters, warmup, check, root;
+  int factor, iters, warmup, check, root, hugepages;
 } opts_t;
 
 typedef struct {
@@ -431,14 +436,15 @@ typedef struct {
   double us, wrong; /* wrong < 0: not checked */
 } half_t;
 
-static unsigned char *alloc_block(size_t bytes) {
-  size_t rounded = (bytes + 4095) / 4096 * 4096;
+static unsigned char *alloc_block(size_t bytes, int hugepages) {
+  size_t page = hugepages ? (size_t)2 << 20 : 4096, rounded = (bytes + page - 1) / page * page;
   unsigned char *p;
   if (bytes == 0) return NULL;
-  if (posix_memalign((void **)&p, 4096, rounded) != 0) {
+  if (posix_memalign((void **)&p, page, rounded) != 0) {
     fprintf(stderr, "ompi_bench: out of memory\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
+  if (hugepages) (void)madvise(p, rounded, MADV_HUGEPAGE);
   memset(p, POISON, rounded);
   return p;
 }
@@ -585,14 +591,14 @@ static const dtype_t *dtype_by_name(const char *n) {
 static void usage(FILE *to) {
   fprintf(to,
           "usage: ompi_bench COLLECTIVE [-b MINBYTES] [-e MAXBYTES] [-f FACTOR]\n"
-          "       [-d DTYPE|all] [-o OP|all] [-r ROOT] [-n ITERS] [-w WARMUP] [-c 0|1]\n"
+          "       [-d DTYPE|all] [-o OP|all] [-r ROOT] [-n ITERS] [-w WARMUP] [-c 0|1] [-H 0|1]\n"
           "COLLECTIVE: allreduce broadcast reduce allgather allgatherv gather gatherv scatter\n"
           "scatterv reduce_scatter reduce_scatterv alltoall alltoallv scan exscan barrier.\n"
           "Same options, defaults and columns as xc-bench's collective subcommands.\n");
 }
 
 int main(int argc, char **argv) {
-  opts_t o = {8, 32u << 20, 2, 20, 5, 1, 0};
+  opts_t o = {8, 32u << 20, 2, 20, 5, 1, 0, 0};
   const coll_t *c = NULL;
   const char *dtype_arg = "float32", *op_arg = "sum";
   int nranks, i, di, oi, bw_count = 0, skipped_avg = 0, skipped_half = 0, skipped_bitwise = 0;
@@ -628,6 +634,7 @@ int main(int argc, char **argv) {
         case 'n': ok = parse_int(v, 1, &o.iters); break;
         case 'w': ok = parse_int(v, 0, &o.warmup); break;
         case 'c': ok = parse_int(v, 0, &o.check); break;
+        case 'H': ok = parse_int(v, 0, &o.hugepages) && o.hugepages <= 1; break;
         default: break;
       }
     }
@@ -657,11 +664,11 @@ int main(int argc, char **argv) {
       if (s * d->size > send_max) send_max = s * d->size;
       if (r * d->size > recv_max) recv_max = r * d->size;
     }
-    if (c->flags & F_OUT_OF_PLACE) sendb[0] = alloc_block(send_max), sendb[1] = alloc_block(send_max);
+    if (c->flags & F_OUT_OF_PLACE) sendb[0] = alloc_block(send_max, o.hugepages), sendb[1] = alloc_block(send_max, o.hugepages);
     /* In place the input lives in recvbuf, and can be the larger side (reduce_scatter). */
     if ((c->flags & F_IN_PLACE) && !(c->flags & F_IN_PLACE_IN_SEND) && send_max > recv_max) recv_max = send_max;
-    recvb[0] = alloc_block(recv_max);
-    if (c->flags & F_IN_PLACE) recvb[1] = alloc_block(recv_max);
+    recvb[0] = alloc_block(recv_max, o.hugepages);
+    if (c->flags & F_IN_PLACE) recvb[1] = alloc_block(recv_max, o.hugepages);
   }
 
   if (g_rank == 0) {
@@ -680,6 +687,7 @@ int main(int argc, char **argv) {
       printf("# ompi_bench %s: nranks %d warmup iters: %d iters: %d (no data: one row, time only)\n", c->name, nranks,
              o.warmup, o.iters);
     printf("# %s (MPI %d.%d) on %s\n#\n", lib, v, sv, host);
+    if (o.hugepages) printf("# Buffers on 2 MiB pages (madvise MADV_HUGEPAGE)\n#\n");
     printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
            "", "");
     printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count", "type", "redop",

@@ -55,7 +55,7 @@ namespace {
 
 struct Options {
   size_t min_bytes = 8, max_bytes = 32u << 20;
-  int factor = 2, iters = 20, warmup = 5, check = 1, root = 0;
+  int factor = 2, iters = 20, warmup = 5, check = 1, root = 0, hugepages = 0;
   std::vector<const DtypeInfo *> dtypes;
   std::vector<const RedopInfo *> ops;
   bool skipped_combos = false;  // -o all/-d all left out bitwise ops on float types
@@ -64,7 +64,7 @@ struct Options {
 void coll_usage(const CollSpec &c, FILE *to) {
   fprintf(to,
           "usage: %s %s [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-d DTYPE|all]%s%s\n"
-          "       %*s [-n ITERS] [-w WARMUP] [-c 0|1]\n"
+          "       %*s [-n ITERS] [-w WARMUP] [-c 0|1] [-H 0|1]\n"
           "\n"
           "%s.\n"
           "Run it under a launcher (xcrun -n N %s %s ...). Options as nccl-tests':\n"
@@ -80,6 +80,8 @@ void coll_usage(const CollSpec &c, FILE *to) {
           "  -w, --warmup_iters untimed calls before them (default 5)\n"
           "  -c, --check        1: after the timed calls, one more call on fresh input,\n"
           "                     every result element checked on every rank (default 1)\n"
+          "  -H, --hugepages    1: buffers from xc_mem_alloc (2 MiB pages where the kernel\n"
+          "                     offers them); 0: aligned_alloc, 4 KiB pages (default 0)\n"
           "\n"
           "Columns (rank 0 prints): size (B) and count (elements) of the largest buffer\n"
           "a rank holds, type, redop, root; then out-of-place and in-place: time = the\n"
@@ -123,7 +125,7 @@ int parse_options(const CollSpec &c, int argc, char **argv, Options *o) {
   };
   static const Opt kOpts[] = {{'b', "minbytes"}, {'e', "maxbytes"}, {'f', "stepfactor"},   {'d', "datatype"},
                               {'o', "op"},       {'r', "root"},     {'n', "iters"},        {'w', "warmup_iters"},
-                              {'c', "check"}};
+                              {'c', "check"},    {'H', "hugepages"}};
   std::string dtype_arg = "float32", op_arg = "sum";
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
@@ -165,6 +167,7 @@ int parse_options(const CollSpec &c, int argc, char **argv, Options *o) {
       case 'n': ok = parse_count(v, 1, &o->iters); break;
       case 'w': ok = parse_count(v, 0, &o->warmup); break;
       case 'c': ok = parse_count(v, 0, &o->check); break;
+      case 'H': ok = parse_count(v, 0, &o->hugepages) && o->hugepages <= 1; break;
       default: ok = false;
     }
     if (!ok) {
@@ -201,22 +204,35 @@ int parse_options(const CollSpec &c, int argc, char **argv, Options *o) {
   return 0;
 }
 
-// Page-aligned, and filled once (with kPoison) so no timed call pays for
-// first-touch page faults.
-struct FreeDeleter {
-  void operator()(unsigned char *p) const { free(p); }
+// Page-aligned (from xc_mem_alloc with -H 1), and filled once (with
+// kPoison) so no timed call pays for first-touch page faults.
+struct BlockDeleter {
+  bool from_xc = false;
+  void operator()(unsigned char *p) const {
+    if (from_xc)
+      xc_mem_free(nullptr, p);
+    else
+      free(p);
+  }
 };
-using Block = std::unique_ptr<unsigned char, FreeDeleter>;
-Block alloc_block(size_t bytes) {
+using Block = std::unique_ptr<unsigned char, BlockDeleter>;
+Block alloc_block(size_t bytes, xc_comm_t comm, bool hugepages) {
   if (bytes == 0) return nullptr;
   size_t rounded = (bytes + 4095) / 4096 * 4096;
-  auto *p = static_cast<unsigned char *>(aligned_alloc(4096, rounded));
+  unsigned char *p = nullptr;
+  if (hugepages) {
+    void *q = nullptr;
+    BENCH_CHECK(xc_mem_alloc(comm, rounded, &q));
+    p = static_cast<unsigned char *>(q);
+  } else {
+    p = static_cast<unsigned char *>(aligned_alloc(4096, rounded));
+  }
   if (!p) {
     fprintf(stderr, "%s: rank %d: out of memory (%zu bytes)\n", g_prog, g_rank, bytes);
     exit(1);
   }
   memset(p, kPoison, rounded);
-  return Block(p);
+  return Block(p, BlockDeleter{hugepages});
 }
 
 struct Buffers {
@@ -353,6 +369,7 @@ void print_header(const CollSpec &s, const Options &o, int nranks, xc_comm_t wor
            o.warmup, o.iters);
   printf("#\n# Using ranks\n");
   for (const Who &w : who) printf("#  Rank %2d Pid %7d on %s\n", w.rank, w.pid, w.host);
+  if (o.hugepages) printf("#\n# Buffers from xc_mem_alloc (2 MiB pages where the kernel offers them)\n");
   if (o.skipped_combos) printf("#\n# band, bor and bxor are for integer types: left out for float types\n");
   printf("#\n");
   printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
@@ -405,13 +422,13 @@ int run_coll(const CollSpec &s, int argc, char **argv) {
       recv_max = std::max(recv_max, rc * d->size);
     }
     if (s.flags & kOutOfPlace) {
-      b.send[0] = alloc_block(send_max);
-      b.send[1] = alloc_block(send_max);
+      b.send[0] = alloc_block(send_max, world, o.hugepages);
+      b.send[1] = alloc_block(send_max, world, o.hugepages);
     }
     // In place the input lives in recvbuf, and can be the larger side (reduce_scatter).
     if ((s.flags & kInPlace) && !(s.flags & kInPlaceInSend)) recv_max = std::max(recv_max, send_max);
-    b.recv[0] = alloc_block(recv_max);
-    if (s.flags & kInPlace) b.recv[1] = alloc_block(recv_max);
+    b.recv[0] = alloc_block(recv_max, world, o.hugepages);
+    if (s.flags & kInPlace) b.recv[1] = alloc_block(recv_max, world, o.hugepages);
   }
 
   print_header(s, o, nranks, world);
