@@ -2617,12 +2617,9 @@ contains
     integer(int64), intent(in) :: bytes
     type(c_ptr), intent(out) :: ptr
     integer, intent(out), optional :: ierr
-    type(c_ptr) :: p
-    ptr = c_null_ptr
+    ptr = c_null_ptr  ! and so it stays: a failed xc_mem_alloc leaves its output alone
     if (.not. count_ok('xc_mem_alloc', bytes, ierr)) return
-    p = c_null_ptr
-    call finish(c_xc_mem_alloc(comm%ptr, int(bytes, c_size_t), p), 'xc_mem_alloc', ierr)
-    ptr = p
+    call finish(c_xc_mem_alloc(comm%ptr, int(bytes, c_size_t), ptr), 'xc_mem_alloc', ierr)
   end subroutine xc_mem_alloc_i8
 
   subroutine xc_mem_alloc_i4(comm, bytes, ptr, ierr)
