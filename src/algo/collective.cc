@@ -257,19 +257,22 @@ Status run_collective(CollContext &c, const CollDesc &d) {
   }
   size_t bytes = selection_bytes(d, n);
   const char *reason = "XC_ALGO";
-  bool usable = !forced || n == 1 || algo_usable(d.kind, algo, loc);
-  if (!forced || n == 1) {
-    algo = choose(d.kind, bytes, n, loc, d.in_place, &reason);
-  } else if (!usable) {
+  bool by_policy = !forced || n == 1 || !algo_usable(d.kind, algo, loc);
+  if (by_policy) {
     Algo wanted = algo;
     algo = choose(d.kind, bytes, n, loc, d.in_place, &reason);
-    XC_INFO("%s: XC_ALGO asks for %s, which these ranks cannot use (%s); using %s", coll_kind_name(d.kind),
-            algo_name(wanted), loc.all_local ? "no single-copy path" : "not all on one host", algo_name(algo));
+    if (forced && n > 1)
+      XC_INFO("%s: XC_ALGO asks for %s, which these ranks cannot use (%s); using %s", coll_kind_name(d.kind),
+              algo_name(wanted), loc.all_local ? "no single-copy path" : "not all on one host", algo_name(algo));
   }
-  XC_INFO("%s %zu B on %d ranks: %s (%s)", coll_kind_name(d.kind), bytes, n, algo_name(algo), reason);
+  // A forced pipeline stays one; the selector's may give way at arrival.
+  bool may_single_copy = by_policy && single_copy_on_huge_pages(algo, d.kind, bytes, n, loc);
+  XC_INFO("%s %zu B on %d ranks: %s (%s%s)", coll_kind_name(d.kind), bytes, n, algo_name(algo), reason,
+          may_single_copy ? "; single copy if every rank's buffers are on 2 MiB pages" : "");
   // The common small op: what run_algorithm would do, without its checks
   // (one-shot runs every kind; nothing_to_do was asked above).
   if (algo == Algo::kShmOneShot) return shm_oneshot(c, d);
+  if (may_single_copy) return algo == Algo::kShmTwoShot ? shm_twoshot(c, d, true) : shm_staged(c, d, true);
   return run_algorithm(c, d, algo);
 }
 

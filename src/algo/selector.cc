@@ -140,6 +140,15 @@ size_t shm_oneshot_limit(CollKind kind, int nranks, Locality loc) {
   return std::min(most, per_block ? kShmOneShotMoveMaxBytes / static_cast<size_t>(nranks) : kShmOneShotMoveMaxBytes);
 }
 
+bool single_copy_on_huge_pages(Algo chosen, CollKind kind, size_t bytes, int nranks, Locality loc) {
+  if (!loc.single_copy || (chosen != Algo::kShmTwoShot && chosen != Algo::kShmStaged)) return false;
+  bool over = oversubscribed(nranks);
+  if (kind == CollKind::kAllreduce) return !over && bytes < kShmTwoShotHugeMinBytes;
+  if (kind == CollKind::kAllgather || kind == CollKind::kAllgatherv)
+    return !over || bytes * static_cast<size_t>(nranks) < kShmStagedOversubscribedHugeMinBytes;
+  return false;  // in-place alltoall: staged wins on any pages
+}
+
 bool algo_usable(CollKind kind, Algo algo, Locality loc) {
   if (!is_shm_algo(algo)) return true;
   if (!loc.all_local) return false;

@@ -61,6 +61,13 @@ size_t selection_bytes(const CollDesc &d, int nranks);
 // shares it (placement_agrees). reason (optional) gets a short why ("< 64 KiB").
 Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, bool in_place, const char **reason = nullptr);
 
+// Whether the pipeline choose() picked (two-shot, staged) should give way to
+// single copy when every rank's buffers of the op lie on 2 MiB pages
+// (xc_mem_alloc): the pipelines win mostly because the kernel's copy pins
+// 4 KiB pages one at a time. No rank knows the others' memory, so the
+// pipeline asks at arrival (shm_pipeline_start) and all go alike.
+bool single_copy_on_huge_pages(Algo chosen, CollKind kind, size_t bytes, int nranks, Locality loc);
+
 // Whether these ranks can run algo for kind (a forced choice they cannot is
 // replaced by choose()'s). gatherv/scatterv/alltoallv one-shot needs single
 // copy for what a rank cannot stage.
@@ -106,5 +113,13 @@ constexpr size_t kShmTwoShotMinBytes = 16 << 20;
 constexpr size_t kShmStagedMinBytes = 16 << 20;
 constexpr size_t kShmStagedInPlaceMinBytes = 32 << 20;
 constexpr size_t kShmStagedOversubscribedMinBytes = 1 << 20;
+// ... and on 2 MiB pages everywhere (2 ranks, µs, docs/design.md): out-of-place
+// allreduce two-shot from here (16 MiB 2075-2160 single copy against
+// 2720-2870, 32 MiB even, 64 MiB 12.9 against 12.1 ms); allgather(v) single
+// copy at any size with cores to spare (64 MiB in place 5.3 against 6.1-6.4
+// ms), oversubscribed staged from here (4 ranks, all blocks: 4 MiB 580-590 /
+// 470-490 against 660 / 550-570, 8 MiB in place 1200-1275 against 1125-1150).
+constexpr size_t kShmTwoShotHugeMinBytes = 32 << 20;
+constexpr size_t kShmStagedOversubscribedHugeMinBytes = 8 << 20;
 
 }  // namespace xc::algo

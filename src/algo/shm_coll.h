@@ -64,9 +64,11 @@ Status shm_oneshot_v(CollContext &c, const CollDesc &d);
 // Every CollKind, any size; needs single_copy_ok() (XC_ERR_UNSUPPORTED otherwise).
 Status shm_single_copy(CollContext &c, const CollDesc &d);
 // Allreduce, reduce, reduce_scatter(v): staged and pipelined, no CMA needed.
-Status shm_twoshot(CollContext &c, const CollDesc &d);
+// may_single_copy: single copy instead where every rank's buffers are on
+// 2 MiB pages (selector.h: single_copy_on_huge_pages), here and in staged.
+Status shm_twoshot(CollContext &c, const CollDesc &d, bool may_single_copy = false);
 // Allgather(v), alltoall: blocks staged and pipelined, outputs streamed (not
 // in-place alltoall's, in cache already); no CMA needed.
-Status shm_staged(CollContext &c, const CollDesc &d);
+Status shm_staged(CollContext &c, const CollDesc &d, bool may_single_copy = false);
 
 }  // namespace xc::algo

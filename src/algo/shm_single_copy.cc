@@ -11,7 +11,10 @@
 #include "algo/shm_scan.h"
 #include "algo/shm_state.h"
 #include "algo/shm_swap.h"
+#include "algo/shm_steps.h"
 #include "core/dtype.h"
+#include "core/host_mem.h"
+#include "core/log.h"
 #include "cpu/copy.h"
 
 namespace xc::algo {
@@ -85,7 +88,23 @@ struct SingleCopy {
   int avg(int m) const { return d.op == XC_AVG ? m : 0; }
   uint64_t root_parts() const { return st.arrival(d.root, s).addr.parts; }
 
+  // allgather(v): where block j lies in the output, and its length (bytes).
+  size_t gather_off(int j) const {
+    bool v = d.kind == CollKind::kAllgatherv;
+    return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es;
+  }
+  size_t gather_len(int j) const {
+    return (d.kind == CollKind::kAllgatherv ? d.recvcounts[static_cast<size_t>(j)] : d.count) * es;
+  }
+  // What reduce(allreduce) and allgather(v) publish for peers to read.
+  const void *published_src() const {
+    bool gathers = d.kind == CollKind::kAllgather || d.kind == CollKind::kAllgatherv;
+    return gathers && d.in_place ? out() + gather_off(r) : input();
+  }
+
   Status run();
+  Status reduce_arrived();  // reduce, allreduce: the rest after arrive()
+  Status gather_arrived();  // allgather(v): the same
   Status swap_in_place();
   Status copy_in_place();
 };
@@ -144,6 +163,44 @@ Status SingleCopy::copy_in_place() {
   return st.finish(c, s);
 }
 
+// Rank r reduces slice r chunk by chunk and WRITES each finished chunk, still
+// in cache, into every other output (allreduce) or the root's: each result
+// byte crosses once and nobody reads results back. Safe in place too: slice
+// r of a peer's input is read by rank r alone, and chunk k of every input is
+// read before chunk k of the result lands.
+Status SingleCopy::reduce_arrived() {
+  bool all = d.kind == CollKind::kAllreduce;
+  XC_TRY(st.wait_all_arrived(c, s));
+  size_t b = all ? slice_begin(d.count, r) : reduce_slice_begin(d.count, r);
+  size_t e = all ? slice_begin(d.count, r + 1) : reduce_slice_begin(d.count, r + 1);
+  if (all || r == d.root) {
+    XC_TRY(reduce_range(b, e - b, n, avg(n), out() + b * es, [&](size_t done, const char *piece, size_t len) {
+      if (!all) return Status::Ok();
+      for (int k = 1; k < n; ++k) {
+        int j = (r + k) % n;
+        XC_TRY(st.cma_write(c, j, dst(j) + (b + done) * es, piece, len * es));
+      }
+      return Status::Ok();
+    }));
+  } else {
+    XC_TRY(reduce_range(b, e - b, n, avg(n), nullptr, [&](size_t done, const char *piece, size_t len) {
+      return st.cma_write(c, d.root, dst(d.root) + (b + done) * es, piece, len * es);
+    }));
+  }
+  return st.finish(c, s);
+}
+
+Status SingleCopy::gather_arrived() {
+  size_t bytes = d.count * es;
+  if (!d.in_place) cpu::copy_part(out() + gather_off(r), d.sendbuf, bytes, bytes * static_cast<size_t>(n));
+  for (int k = 1; k < n; ++k) {
+    int j = (r + k) % n;  // start at different peers: spread the load
+    XC_TRY(st.wait_arrived(c, j, s));
+    XC_TRY(st.cma_read(c, j, src(j), out() + gather_off(j), gather_len(j)));
+  }
+  return st.finish(c, s);
+}
+
 Status SingleCopy::run() {
   size_t bytes = d.count * es;
   switch (d.kind) {
@@ -171,33 +228,9 @@ Status SingleCopy::run() {
     }
 
     case CollKind::kReduce:
-    case CollKind::kAllreduce: {
-      // Rank r reduces slice r chunk by chunk and WRITES each finished chunk,
-      // still in cache, into every other output (allreduce) or the root's:
-      // each result byte crosses once and nobody reads results back. Safe in
-      // place too: slice r of a peer's input is read by rank r alone, and
-      // chunk k of every input is read before chunk k of the result lands.
-      bool all = d.kind == CollKind::kAllreduce;
-      st.arrive(c, s, input(), d.recvbuf);
-      XC_TRY(st.wait_all_arrived(c, s));
-      size_t b = all ? slice_begin(d.count, r) : reduce_slice_begin(d.count, r);
-      size_t e = all ? slice_begin(d.count, r + 1) : reduce_slice_begin(d.count, r + 1);
-      if (all || r == d.root) {
-        XC_TRY(reduce_range(b, e - b, n, avg(n), out() + b * es, [&](size_t done, const char *piece, size_t len) {
-          if (!all) return Status::Ok();
-          for (int k = 1; k < n; ++k) {
-            int j = (r + k) % n;
-            XC_TRY(st.cma_write(c, j, dst(j) + (b + done) * es, piece, len * es));
-          }
-          return Status::Ok();
-        }));
-      } else {
-        XC_TRY(reduce_range(b, e - b, n, avg(n), nullptr, [&](size_t done, const char *piece, size_t len) {
-          return st.cma_write(c, d.root, dst(d.root) + (b + done) * es, piece, len * es);
-        }));
-      }
-      return st.finish(c, s);
-    }
+    case CollKind::kAllreduce:
+      st.arrive(c, s, published_src(), d.recvbuf);
+      return reduce_arrived();
 
     case CollKind::kReduceScatter:
     case CollKind::kReduceScatterv: {
@@ -238,19 +271,9 @@ Status SingleCopy::run() {
     }
 
     case CollKind::kAllgather:
-    case CollKind::kAllgatherv: {
-      bool v = d.kind == CollKind::kAllgatherv;
-      auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
-      auto len = [&](int j) { return (v ? d.recvcounts[static_cast<size_t>(j)] : d.count) * es; };
-      st.arrive(c, s, d.in_place ? out() + off(r) : d.sendbuf, d.recvbuf);
-      if (!d.in_place) cpu::copy_part(out() + off(r), d.sendbuf, bytes, bytes * static_cast<size_t>(n));
-      for (int k = 1; k < n; ++k) {
-        int j = (r + k) % n;  // start at different peers: spread the load
-        XC_TRY(st.wait_arrived(c, j, s));
-        XC_TRY(st.cma_read(c, j, src(j), out() + off(j), len(j)));
-      }
-      return st.finish(c, s);
-    }
+    case CollKind::kAllgatherv:
+      st.arrive(c, s, published_src(), d.recvbuf);
+      return gather_arrived();
 
     case CollKind::kGather:
     case CollKind::kGatherv: {
@@ -359,6 +382,38 @@ Status SingleCopy::run() {
 }
 
 }  // namespace
+
+Status shm_pipeline_start(CollContext &c, const CollDesc &d, ShmState &st, bool may_single_copy, uint64_t *s,
+                          bool *single_copy) {
+  *single_copy = false;
+  XC_TRY(st.enter(c, kShmArrivalDepth, s));  // staging is guarded by the step counters
+  if (!may_single_copy || !st.cma_ok) {
+    st.arrive(c, *s, nullptr, nullptr);
+    return st.wait_all_arrived(c, *s);
+  }
+  SingleCopy x{c, d, st, *s, c.size(), c.rank(), dtype_size(d.dtype)};
+  const void *src = x.published_src();
+  bool huge = host_mem_on_huge_pages(src) && host_mem_on_huge_pages(d.recvbuf);
+  st.arrive(c, *s, src, d.recvbuf, nullptr, nullptr, huge ? 1 : 0);
+  XC_TRY(st.wait_all_arrived(c, *s));
+  for (int j = 0; j < x.n; ++j)
+    if (st.arrival(j, *s).addr.parts != 1) return Status::Ok();
+  *single_copy = true;
+  XC_INFO("%s: every rank's buffers are on 2 MiB pages: single copy instead", coll_kind_name(d.kind));
+  return Status::Ok();
+}
+
+Status shm_single_copy_arrived(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s) {
+  SingleCopy x{c, d, st, s, c.size(), c.rank(), dtype_size(d.dtype)};
+  switch (d.kind) {
+    case CollKind::kReduce:
+    case CollKind::kAllreduce: return x.reduce_arrived();
+    case CollKind::kAllgather:
+    case CollKind::kAllgatherv: return x.gather_arrived();
+    default: break;
+  }
+  return Error(XC_ERR_INTERNAL, "single copy cannot take over %s from a pipeline", coll_kind_name(d.kind));
+}
 
 Status shm_single_copy(CollContext &c, const CollDesc &d) {
   XC_TRY(c.shm()->ensure(c));

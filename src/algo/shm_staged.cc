@@ -18,18 +18,18 @@ namespace xc::algo {
 
 namespace {
 
-// Both ops: all ranks arrive (same op everywhere, so the same step count),
-// then run the steps.
+// Both ops: all ranks arrive, then run the steps (or single copy).
 template <class Stage, class Own, class Take>
-Status run_steps(CollContext &c, ShmState &st, uint64_t steps, Stage stage, Own own, Take take) {
+Status run_steps(CollContext &c, const CollDesc &d, ShmState &st, bool may_single_copy, uint64_t steps, Stage stage,
+                 Own own, Take take) {
   uint64_t s;
-  XC_TRY(st.enter(c, kShmArrivalDepth, &s));  // staging is guarded by the step counters
-  st.arrive(c, s, nullptr, nullptr);
-  XC_TRY(st.wait_all_arrived(c, s));
+  bool single_copy = false;
+  XC_TRY(shm_pipeline_start(c, d, st, may_single_copy, &s, &single_copy));
+  if (single_copy) return shm_single_copy_arrived(c, d, st, s);
   return shm_run_steps(c, st, steps, stage, own, take);
 }
 
-Status allgather(CollContext &c, const CollDesc &d, ShmState &st) {
+Status allgather(CollContext &c, const CollDesc &d, ShmState &st, bool may_single_copy) {
   bool v = d.kind == CollKind::kAllgatherv;
   int n = c.size(), r = c.rank();
   size_t es = dtype_size(d.dtype);
@@ -45,7 +45,7 @@ Status allgather(CollContext &c, const CollDesc &d, ShmState &st) {
   const size_t piece = kShmTwoShotSlotBytes;
   auto chunk = [&](int j, uint64_t k) { return shm_steps_chunk(len(j), piece, k); };
   return run_steps(
-      c, st, (longest + piece - 1) / piece,
+      c, d, st, may_single_copy, (longest + piece - 1) / piece,
       [&](uint64_t k, char *mine) {
         if (size_t l = chunk(r, k)) memcpy(mine, in + k * piece, l);
       },
@@ -72,7 +72,7 @@ Status alltoall(CollContext &c, const CollDesc &d, ShmState &st) {
                  kShmTwoShotSlotBytes);
   auto chunk = [&](uint64_t k) { return shm_steps_chunk(block, piece, k); };
   return run_steps(
-      c, st, (block + piece - 1) / piece,
+      c, d, st, false, (block + piece - 1) / piece,
       [&](uint64_t k, char *mine) {
         for (int j = 0; j < n; ++j)
           if (j != r) memcpy(mine + shm_steps_index(j, r) * piece, in + j * block + k * piece, chunk(k));
@@ -89,13 +89,13 @@ Status alltoall(CollContext &c, const CollDesc &d, ShmState &st) {
 
 }  // namespace
 
-Status shm_staged(CollContext &c, const CollDesc &d) {
+Status shm_staged(CollContext &c, const CollDesc &d, bool may_single_copy) {
   bool gathers = d.kind == CollKind::kAllgather || d.kind == CollKind::kAllgatherv;
   if (!gathers && d.kind != CollKind::kAlltoall)
     return Error(XC_ERR_UNSUPPORTED, "shm staged does not run %s", coll_kind_name(d.kind));
   XC_TRY(c.shm()->ensure(c));
   ShmState &st = *c.shm()->state();
-  return gathers ? allgather(c, d, st) : alltoall(c, d, st);
+  return gathers ? allgather(c, d, st, may_single_copy) : alltoall(c, d, st);
 }
 
 }  // namespace xc::algo

@@ -13,8 +13,19 @@
 
 #include "algo/coll_context.h"
 #include "algo/shm_state.h"
+#include "core/coll_desc.h"
 
 namespace xc::algo {
+
+// How a pipeline (two-shot, staged) begins: enter op *s, arrive and wait for
+// every rank (same op everywhere, so the same step count). With
+// may_single_copy (selector.h: single_copy_on_huge_pages) each rank also
+// publishes its buffers as single copy does, and whether they lie on 2 MiB
+// pages; if every rank's do, *single_copy is set and the op goes on with
+// shm_single_copy_arrived from this arrival (algo/shm_single_copy.cc).
+Status shm_pipeline_start(CollContext &c, const CollDesc &d, ShmState &st, bool may_single_copy, uint64_t *s,
+                          bool *single_copy);
+Status shm_single_copy_arrived(CollContext &c, const CollDesc &d, ShmState &st, uint64_t s);
 
 // stage(k, mine) fills our staging buffer for step k; own(k, mine) moves our
 // own part of step k (it needs no peer); take(k, j, theirs) copies what peer

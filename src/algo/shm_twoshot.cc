@@ -18,7 +18,7 @@
 
 namespace xc::algo {
 
-Status shm_twoshot(CollContext &c, const CollDesc &d) {
+Status shm_twoshot(CollContext &c, const CollDesc &d, bool may_single_copy) {
   bool scatter = d.kind == CollKind::kReduceScatter || d.kind == CollKind::kReduceScatterv;
   if (d.kind != CollKind::kAllreduce && d.kind != CollKind::kReduce && !scatter)
     return Error(XC_ERR_UNSUPPORTED, "shm two-shot does not run %s", coll_kind_name(d.kind));
@@ -51,9 +51,9 @@ Status shm_twoshot(CollContext &c, const CollDesc &d) {
   size_t stream_total = d.in_place ? 0 : first * es;
 
   uint64_t s;
-  XC_TRY(st.enter(c, kShmArrivalDepth, &s));  // staging is guarded by the step counters
-  st.arrive(c, s, nullptr, nullptr);
-  XC_TRY(st.wait_all_arrived(c, s));  // same op everywhere, so the same step count
+  bool single_copy = false;
+  XC_TRY(shm_pipeline_start(c, d, st, may_single_copy, &s, &single_copy));
+  if (single_copy) return shm_single_copy_arrived(c, d, st, s);
 
   bool copy_out = d.kind == CollKind::kAllreduce || (d.kind == CollKind::kReduce && r == d.root);
   int avg_n = d.op == XC_AVG ? n : 0;

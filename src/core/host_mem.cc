@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -11,8 +13,26 @@ namespace xc {
 
 namespace {
 
+struct Mapping {
+  size_t len;
+  bool huge;  // MADV_HUGEPAGE taken
+};
+
 std::mutex g_mu;
-std::map<void *, size_t> g_live;  // start -> mapped length
+std::map<void *, Mapping> g_live;  // by start
+
+// THP "never" takes the advice but never gives a huge page.
+bool thp_offered() {
+  static const bool offered = [] {
+    char line[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (!f) return false;
+    bool got = fgets(line, sizeof line, f) != nullptr;
+    fclose(f);
+    return got && strstr(line, "[never]") == nullptr;
+  }();
+  return offered;
+}
 
 }  // namespace
 
@@ -34,10 +54,10 @@ Status host_mem_alloc(size_t bytes, void **ptr) {
   if (size_t tail = base + over - (start + len)) munmap(reinterpret_cast<void *>(start + len), tail);
   void *p = reinterpret_cast<void *>(start);
   // EINVAL where the kernel has no THP: the memory is still good, on 4 KiB pages.
-  (void)madvise(p, len, MADV_HUGEPAGE);
+  bool huge = madvise(p, len, MADV_HUGEPAGE) == 0 && thp_offered();
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    g_live.emplace(p, len);
+    g_live.emplace(p, Mapping{len, huge});
   }
   *ptr = p;
   return Status::Ok();
@@ -50,11 +70,21 @@ Status host_mem_free(void *ptr) {
     auto it = g_live.find(ptr);
     if (it == g_live.end())
       return Error(XC_ERR_INVALID_ARGUMENT, "%p is not memory from xc_mem_alloc (or it was freed already)", ptr);
-    len = it->second;
+    len = it->second.len;
     g_live.erase(it);
   }
   if (munmap(ptr, len) != 0) return SystemError(errno, "munmap of %zu bytes at %p", len, ptr);
   return Status::Ok();
+}
+
+bool host_mem_on_huge_pages(const void *p) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_live.empty()) return false;
+  auto it = g_live.upper_bound(const_cast<void *>(p));
+  if (it == g_live.begin()) return false;
+  --it;
+  auto at = reinterpret_cast<uintptr_t>(p), start = reinterpret_cast<uintptr_t>(it->first);
+  return it->second.huge && at < start + it->second.len;
 }
 
 }  // namespace xc
