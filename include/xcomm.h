@@ -363,7 +363,9 @@ xc_result_t xc_group_end(void);
    is quicker to move. Host memory: aligned to 2 MiB and, where the kernel
    offers transparent huge pages, on 2 MiB pages, so the kernel's
    cross-process copies pin and walk one page per 2 MiB instead of 512
-   (64 MiB alltoall: about 20 % less time). Its pages are mapped on first touch
+   (64 MiB alltoall: about 20 % less time); a large op whose every rank's
+   buffers come from here may run an algorithm that is faster only on
+   them. Its pages are mapped on first touch
    (on the touching thread's NUMA node); contents start at zero. Local, not
    collective; thread safe. bytes 0: *ptr = NULL. */
 xc_result_t xc_mem_alloc(xc_comm_t comm, size_t bytes, void **ptr);
