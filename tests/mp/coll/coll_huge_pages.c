@@ -8,10 +8,10 @@
    coll_huge_pages mixed  the last rank's from malloc (every rank keeps the
                           pipeline: they must agree, whatever each has)
 
-   The sizes take both rules into the switch: 5 MiB gathered lies in the
-   staged range only with more ranks than cores, 33 MiB and a 20 MiB
-   allreduce only without. huge_pages.sh reads which path ran from the
-   XC_DEBUG=INFO log. */
+   The sizes meet both sides of each rule: 5 MiB gathered switches only
+   with more ranks than cores (without, single copy runs anyway), 33 MiB
+   only without; allreduce switches at 20 MiB without, and neither way at
+   32 MiB. huge_pages.sh counts the switches in the XC_DEBUG=INFO log. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +121,7 @@ int main(int argc, char **argv) {
     check_gathers(world, (size_t)5 << 20, seed);
     check_gathers(world, (size_t)33 << 20, seed ^ 1);
     check_allreduce(world, ((size_t)20 << 20) / sizeof(int32_t) + 3, seed);
+    check_allreduce(world, ((size_t)32 << 20) / sizeof(int32_t) + 3, seed ^ 1); /* two-shot stays */
   }
   MP_CHECK(xc_comm_free(world));
   if (mp_rank == 0) printf("coll_huge_pages %s: ok\n", argv[1]);
