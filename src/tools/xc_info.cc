@@ -149,7 +149,9 @@ void print_text(const Topology &t, const std::string &topo_error, int ranks) {
 
   printf("Algorithms on %d ranks (by the bytes the selector weighs: per rank, or all blocks for\n"
          "scatter, reduce_scatter and alltoall; out of place: in place, large allreduce and allgather(v)\n"
-         "may differ; XC_ALGO overrides; single copy assumed to work unless XC_SHM_COLL_CMA=0)\n",
+         "may differ, and so may they where every rank's buffers come from xc_mem_alloc: a pipeline\n"
+         "then gives way to single copy; XC_ALGO overrides; single copy assumed to work unless\n"
+         "XC_SHM_COLL_CMA=0)\n",
          ranks);
   print_algo_table(ranks, true);
   print_algo_table(ranks, false);
