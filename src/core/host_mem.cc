@@ -15,7 +15,7 @@ namespace {
 
 struct Mapping {
   size_t len;
-  bool huge;  // MADV_HUGEPAGE taken
+  bool huge;  // MADV_HUGEPAGE taken and THP not "never"
 };
 
 std::mutex g_mu;
@@ -79,7 +79,6 @@ Status host_mem_free(void *ptr) {
 
 bool host_mem_on_huge_pages(const void *p) {
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_live.empty()) return false;
   auto it = g_live.upper_bound(const_cast<void *>(p));
   if (it == g_live.begin()) return false;
   --it;
