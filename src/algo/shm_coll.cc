@@ -99,6 +99,7 @@ Status ShmColl::ensure(CollContext &c) {
   layout(*st);
   for (int r = 0; r < n; ++r) st->fabric_ranks.push_back(c.fabric_rank(r));
   st->oversubscribed = oversubscribed(n);
+  if (st->oversubscribed && env_get_int("XC_SHM_COLL_BALANCE") != 0) st->next_balance = kShmBalanceFirstOp;
   // Oversubscribed, the peer we wait for may need our core: yield at once.
   st->spin = env_is_set("XC_SHM_COLL_SPIN") ? static_cast<int>(env_get_int("XC_SHM_COLL_SPIN"))
                                             : (st->oversubscribed ? 0 : 2000);

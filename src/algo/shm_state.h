@@ -230,6 +230,10 @@ struct ShmState {
   int spin = 2000;
   bool prefetchw = shm_cpu_has_prefetchw();
   uint64_t op = 0;     // number of the current (last started) shm op
+  // Ranks outnumber cores: the op at which balance_cpus() looks next (never
+  // otherwise, or with XC_SHM_COLL_BALANCE=0).
+  uint64_t next_balance = UINT64_MAX;
+  std::vector<int> cpu_ranks;  // balance_cpus: our ranks per cpu
   uint64_t steps = 0;  // pipeline steps (two-shot, staged) run so far
   // A lower bound of each peer's last arrival, so enter() reads a peer's
   // (often just written, so cache-missing) arrival line rarely, not per op.
@@ -275,6 +279,12 @@ struct ShmState {
   }
   uint32_t prepare_sleep() { return light_bell ? bell->prepare_sleep_heavy() : bell->prepare_sleep(); }
 
+  // Ranks outnumber cores, and the scheduler may leave more of them on one
+  // core than on another for a long while: the highest rank of a core that
+  // has more than its share moves itself to the allowed core with the
+  // fewest, without binding (docs/design.md).
+  void balance_cpus();
+
   // Start op: wait until every peer arrived at op s - depth + 1 (so its reads
   // of the arrival line / slot that op s - depth used are over); returns the
   // new op number s. depth: kShmSlotDepth when the op writes one-shot's slot,
@@ -282,6 +292,7 @@ struct ShmState {
   // Inline: most ops find every peer known to be far enough on already.
   Status enter(CollContext &c, uint64_t depth, uint64_t *s) {
     *s = ++op;
+    if (*s >= next_balance) balance_cpus();
     if (*s < depth || *s - depth + 1 <= peers_known) return Status::Ok();
     return enter_wait(c, depth, *s);
   }
@@ -451,6 +462,12 @@ void shm_sleep(shm::Doorbell *bell, int max_ms);
 // yielding. 4 ranks on 2 cores, 8 B allreduce 1.7 -> 1.3 us, barrier 2.0 ->
 // 1.1 (one switch per op and core instead of 1.5); 8 ranks 4.8 -> 4.0.
 constexpr int kShmMateSpins = 300;
+
+// Ranks outnumber cores: balance_cpus() first looks at op kShmBalanceFirstOp,
+// then every kShmBalanceEveryOps ops (about 1.5 ms of 8 B allreduces on 4
+// ranks and 2 cores).
+constexpr uint64_t kShmBalanceFirstOp = 64;
+constexpr uint64_t kShmBalanceEveryOps = 1024;
 
 // Polls with sched_yield before a waiter sleeps on the futex (a few ms): short
 // waits never pay a futex wake, long ones (a peer computing) stop burning CPU.

@@ -27,6 +27,7 @@ const std::vector<EnvVar> &env_registry() {
       {"XC_SHM_COLL_SPIN", "", "Polls a rank spins in a shared-memory collective before it yields the core (default: 2000, or 0 when ranks outnumber cores, then up to 300 while only ranks last seen on other cores are missing)."},
       {"XC_SHM_COLL_CMA", "1", "0: never let shared-memory collectives read peers' memory with process_vm_readv (single copy)."},
       {"XC_SHM_COLL_TABLES", "1", "0: a rank reading a peer's block in place (scatterv, alltoallv; gatherv's senders writing into the root) fetches its displacement and count from the peer's arrays with process_vm_readv, as beyond 256 ranks, instead of from the table in shared memory."},
+      {"XC_SHM_COLL_BALANCE", "1", "0: never move a rank to another cpu when ranks outnumber cores (by default the highest rank of a cpu with more than its share of a communicator's ranks moves itself to the allowed cpu with the fewest, unbound; a one-cpu mask is never changed)."},
       {"XC_SHM_COLL_ROOT_SPLIT", "", "1: the root of a gather(v)/scatter(v) copies part of every large block itself while its peer copies the rest (in place 1/n, out of place 1/(4n)), also when ranks outnumber cores; 0: never (default: where that spreads the copying evenly over the cores, design.md)."},
       {"XC_TOPO_FILE", "", "Read the host topology from this JSON description (as under tests/topo/) instead of probing the machine."},
       {"XC_LOCAL_GPU", "", "Index of the GPU nearest this rank (set by xcrun: local rank modulo the number of GPUs; unset without GPUs)."},
