@@ -153,13 +153,13 @@ void ShmState::balance_cpus() {
     if (at == mine && q > rank) return;  // a higher rank here moves, not us
     ++cpu_ranks[static_cast<size_t>(at)];
   }
-  int here = cpu_ranks[static_cast<size_t>(mine)], share = (nranks + usable - 1) / usable;
+  auto ranks_on = [&](int cpu) { return cpu_ranks[static_cast<size_t>(cpu)]; };
+  int here = ranks_on(mine), share = (nranks + usable - 1) / usable;
   if (here <= share) return;
   int target = -1;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &allowed) && (target < 0 || cpu_ranks[static_cast<size_t>(cpu)] < cpu_ranks[static_cast<size_t>(target)]))
-      target = cpu;
-  if (cpu_ranks[static_cast<size_t>(target)] + 1 >= here) return;  // no closer
+    if (CPU_ISSET(cpu, &allowed) && (target < 0 || ranks_on(cpu) < ranks_on(target))) target = cpu;
+  if (ranks_on(target) + 1 >= here) return;  // no closer
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(target, &one);

@@ -182,9 +182,9 @@ struct alignas(64) ShmCtrl {
   std::atomic<uint64_t> step_in{0};            // two-shot, staged: last pipeline step staged (+1)
   std::atomic<uint64_t> step_red{0};           // two-shot: last step whose own piece is reduced (+1)
   std::atomic<uint64_t> step_out{0};           // two-shot, staged: last step copied out (+1)
-  // The cpu this rank ran on when it last waited for a peer (ranks outnumber
-  // cores; ShmState::arrival_spins), on its own line: written rarely, read by
-  // waiting peers.
+  // The cpu this rank ran on when it last waited for a peer or looked where
+  // the ranks sit (ranks outnumber cores; ShmState::arrival_spins and
+  // balance_cpus), on its own line: written rarely, read by peers.
   alignas(64) std::atomic<int32_t> cpu{-1};
 };
 
