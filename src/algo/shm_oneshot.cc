@@ -156,9 +156,8 @@ Status OneShot::run() {
 
     case CollKind::kAllgather:
     case CollKind::kAllgatherv: {
-      bool v = d.kind == CollKind::kAllgatherv;
-      auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
-      auto len = [&](int j) { return (v ? d.recvcounts[static_cast<size_t>(j)] : d.count) * es; };
+      auto off = [&](int j) { return recv_block_displ(d, j) * es; };
+      auto len = [&](int j) { return recv_block_count(d, j) * es; };
       stage(d.in_place ? out() + off(r) : input(), bytes);
       arrive();
       if (!d.in_place && bytes) memcpy(out() + off(r), d.sendbuf, bytes);

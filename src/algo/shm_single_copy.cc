@@ -88,18 +88,14 @@ struct SingleCopy {
   int avg(int m) const { return d.op == XC_AVG ? m : 0; }
   uint64_t root_parts() const { return st.arrival(d.root, s).addr.parts; }
 
-  // allgather(v): where block j lies in the output, and its length (bytes).
-  size_t gather_off(int j) const {
-    bool v = d.kind == CollKind::kAllgatherv;
-    return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es;
-  }
-  size_t gather_len(int j) const {
-    return (d.kind == CollKind::kAllgatherv ? d.recvcounts[static_cast<size_t>(j)] : d.count) * es;
-  }
+  // allgather(v), gather(v), alltoall(v): where block j of the output lies,
+  // and its length (bytes).
+  size_t recv_off(int j) const { return recv_block_displ(d, j) * es; }
+  size_t recv_len(int j) const { return recv_block_count(d, j) * es; }
   // What reduce(allreduce) and allgather(v) publish for peers to read.
   const void *published_src() const {
     bool gathers = d.kind == CollKind::kAllgather || d.kind == CollKind::kAllgatherv;
-    return gathers && d.in_place ? out() + gather_off(r) : input();
+    return gathers && d.in_place ? out() + recv_off(r) : input();
   }
 
   Status run();
@@ -192,11 +188,11 @@ Status SingleCopy::reduce_arrived() {
 
 Status SingleCopy::gather_arrived() {
   size_t bytes = d.count * es;
-  if (!d.in_place) cpu::copy_part(out() + gather_off(r), d.sendbuf, bytes, bytes * static_cast<size_t>(n));
+  if (!d.in_place) cpu::copy_part(out() + recv_off(r), d.sendbuf, bytes, bytes * static_cast<size_t>(n));
   for (int k = 1; k < n; ++k) {
     int j = (r + k) % n;  // start at different peers: spread the load
     XC_TRY(st.wait_arrived(c, j, s));
-    XC_TRY(st.cma_read(c, j, src(j), out() + gather_off(j), gather_len(j)));
+    XC_TRY(st.cma_read(c, j, src(j), out() + recv_off(j), recv_len(j)));
   }
   return st.finish(c, s);
 }
@@ -284,15 +280,14 @@ Status SingleCopy::run() {
           r == d.root ? shm_root_parts(d.in_place, n, st.root_split, v ? d.recvcounts.largest() * es : bytes) : 0;
       st.arrive(c, s, d.in_place ? nullptr : d.sendbuf, d.recvbuf, nullptr, nullptr, parts);
       if (r == d.root) {
-        auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
-        if (!d.in_place && bytes) memcpy(out() + off(r), d.sendbuf, bytes);
+        if (!d.in_place && bytes) memcpy(out() + recv_off(r), d.sendbuf, bytes);
         for (int j = 0; j < n; ++j) {
           if (j == r) continue;
           // gatherv: only the root knows where each block goes: it pulls all
-          size_t len = v ? d.recvcounts[static_cast<size_t>(j)] * es : shm_root_share(bytes, parts);
+          size_t len = v ? recv_len(j) : shm_root_share(bytes, parts);
           if (len == 0) continue;
           XC_TRY(st.wait_arrived(c, j, s));
-          XC_TRY(st.cma_read(c, j, src(j), out() + off(j), len));
+          XC_TRY(st.cma_read(c, j, src(j), out() + recv_off(j), len));
         }
       } else if (!v) {  // every rank writes (the rest of) its own block, in parallel
         XC_TRY(st.wait_arrived(c, d.root, s));
@@ -362,8 +357,7 @@ Status SingleCopy::run() {
       st.arrive(c, s, in, d.recvbuf, v ? d.sdispls.data() : nullptr, v ? d.sendcounts.data() : nullptr);
       for (int k = 0; k < n; ++k) {
         int j = (r + k) % n;
-        size_t to = (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es;
-        size_t len = (v ? d.recvcounts[static_cast<size_t>(j)] : d.count) * es;
+        size_t to = recv_off(j), len = recv_len(j);
         if (j == r) {
           size_t from = (v ? d.sdispls[static_cast<size_t>(r)] : static_cast<size_t>(r) * d.count) * es;
           cpu::copy_part(out() + to, in + from, len, extent);  // out of place: disjoint

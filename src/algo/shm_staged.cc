@@ -30,11 +30,10 @@ Status run_steps(CollContext &c, const CollDesc &d, ShmState &st, bool may_singl
 }
 
 Status allgather(CollContext &c, const CollDesc &d, ShmState &st, bool may_single_copy) {
-  bool v = d.kind == CollKind::kAllgatherv;
   int n = c.size(), r = c.rank();
   size_t es = dtype_size(d.dtype);
-  auto off = [&](int j) { return (v ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count) * es; };
-  auto len = [&](int j) { return (v ? d.recvcounts[static_cast<size_t>(j)] : d.count) * es; };
+  auto off = [&](int j) { return recv_block_displ(d, j) * es; };
+  auto len = [&](int j) { return recv_block_count(d, j) * es; };
   char *out = static_cast<char *>(d.recvbuf);
   const char *in = d.in_place ? out + off(r) : static_cast<const char *>(d.sendbuf);
   size_t longest = 0, total = 0;

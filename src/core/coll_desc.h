@@ -143,6 +143,19 @@ struct CollDesc {
   }
 };
 
+// Rank j's block of what this rank receives in allgather(v), gather(v) and
+// alltoall(v), in elements: the v-ops read rdispls and recvcounts, the
+// others have blocks of count at j * count.
+inline bool recv_blocks_vary(CollKind k) {
+  return k == CollKind::kAllgatherv || k == CollKind::kGatherv || k == CollKind::kAlltoallv;
+}
+inline size_t recv_block_displ(const CollDesc &d, int j) {
+  return recv_blocks_vary(d.kind) ? d.rdispls[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count;
+}
+inline size_t recv_block_count(const CollDesc &d, int j) {
+  return recv_blocks_vary(d.kind) ? d.recvcounts[static_cast<size_t>(j)] : d.count;
+}
+
 // What every rank of one collective must agree on, packed in 32 bits so it
 // can ride along with the op's messages and shared-memory flags: kind (4
 // bits), dtype (4), op (3), root mod 512 (9), count mod 4096 (12; 0 for the
