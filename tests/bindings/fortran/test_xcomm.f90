@@ -74,6 +74,16 @@ contains
     val = mod(r * 7 + i * 3, 11) - 5
   end function val
 
+  ! val(r, i) summed over every rank: what a sum allreduce of val gives.
+  elemental integer function val_sum(i)
+    integer, intent(in) :: i
+    integer :: r
+    val_sum = 0
+    do r = 0, nranks - 1
+      val_sum = val_sum + val(r, i)
+    end do
+  end function val_sum
+
   elemental integer function pval(r, i)
     integer, intent(in) :: r, i
     pval = mod(r + i, 3) + 1
@@ -664,11 +674,7 @@ contains
     ! average
     do i = 1, n
       x(i) = val(rank, i)
-      avg(i) = 0
-      do r = 0, nranks - 1
-        avg(i) = avg(i) + val(r, i)
-      end do
-      avg(i) = avg(i) / nranks
+      avg(i) = real(val_sum(i), real64) / nranks
     end do
     call xc_allreduce(x, y, n, XC_FLOAT64, XC_AVG, world)
     call check(all(abs(y - avg) <= 1e-12_real64), 'allreduce real(8) average')
@@ -1028,7 +1034,7 @@ contains
     real(real64), allocatable :: want(:)
     integer(int8), target :: local(64)
     type(xc_comm) :: d
-    integer :: i, r, ierr
+    integer :: i, ierr
 
     call xc_mem_alloc(world, int(n, int64) * 8, p)
     call xc_mem_alloc(world, n * 8, q)  ! default integer bytes
@@ -1041,10 +1047,7 @@ contains
     allocate (want(n))
     do i = 1, n
       x(i) = val(rank, i)
-      want(i) = 0
-      do r = 0, nranks - 1
-        want(i) = want(i) + val(r, i)
-      end do
+      want(i) = val_sum(i)
     end do
     call xc_allreduce(x, y, n, XC_FLOAT64, XC_SUM, world)
     call check(all(y == want), 'allreduce between xc_mem_alloc buffers')
