@@ -17,12 +17,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "algo/coll_context.h"
 #include "core/coll_desc.h"
+#include "core/deadline.h"
 #include "transport/shm/cma.h"
 #include "transport/shm/doorbell.h"
 #include "transport/shm/segment.h"
@@ -472,6 +474,9 @@ constexpr uint64_t kShmBalanceEveryOps = 1024;
 // Polls with sched_yield before a waiter sleeps on the futex (a few ms): short
 // waits never pay a futex wake, long ones (a peer computing) stop burning CPU.
 constexpr unsigned kYieldsBeforeSleep = 4096;
+// A waiter that yields looks for failed peers and xc_comm_abort this often
+// (its deadline at every yield).
+constexpr std::chrono::milliseconds kShmSlowCheckEvery{1};
 
 template <class Pred>
 Status ShmState::wait(CollContext &c, const char *what, Pred pred, int spins) {
@@ -483,6 +488,7 @@ Status ShmState::wait(CollContext &c, const char *what, Pred pred, int spins) {
     shm_cpu_relax();
     if (pred()) return Status::Ok();
   }
+  Deadline::Clock::time_point next_check{};
   for (unsigned n = 1;; ++n) {
     if (n < kYieldsBeforeSleep) {
       shm_yield();
@@ -495,7 +501,14 @@ Status ShmState::wait(CollContext &c, const char *what, Pred pred, int spins) {
       bell->sleep(seen, c.deadline().remaining_ms(20));
     }
     if (pred()) return Status::Ok();
-    if ((n & 255) == 0 || n >= kYieldsBeforeSleep) XC_TRY(slow_wait_check(c, what));
+    // By the clock, not by count: on a busy core one yield may hand out a
+    // whole time slice, and 4096 of them ran a 300 ms deadline 7 s over.
+    auto now = Deadline::Clock::now();
+    if (n == 1) next_check = now + kShmSlowCheckEvery;
+    if (now >= next_check || now >= c.deadline().at() || n >= kYieldsBeforeSleep) {
+      XC_TRY(slow_wait_check(c, what));
+      next_check = now + kShmSlowCheckEvery;
+    }
   }
 }
 

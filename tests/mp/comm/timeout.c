@@ -7,14 +7,19 @@
    same tag reaches the next receive. Then a collective: rank 0 enters
    xc_barrier on the child, which rank 1 never enters; it must time out in
    the same bounds (the message is printed; naming rank 1 is reported, not
-   required). A child of the child and a dup of it (no config) inherit the
+   required), the first while a busy process shares rank 0's cpu, so that a
+   waiter's every yield may hand a whole time slice away. A child of the child and a dup of it (no config) inherit the
    300 ms and the name; the name is copied at the split. The world, whose
    timeout is the default, keeps working. XC_TIMEOUT is set to 20 s before
    xc_init so a timeout that is not inherited fails the bounds instead of
    hanging the test. */
-#define _POSIX_C_SOURCE 200112L
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "comm_util.h"
 
@@ -37,6 +42,32 @@ static void expect_timeout(xc_result_t rc, double dt, const char *what, const ch
   MP_ASSERT(dt >= MIN_S && dt <= MAX_S, "%s timed out after %.3f s, expected [%.1f, %.1f]", what, dt, MIN_S, MAX_S);
   if (op) MP_ASSERT(strstr(msg, op) != NULL, "%s: message does not name %s: %s", what, op, msg);
   if (need_rank) MP_ASSERT(strstr(msg, "rank 1") != NULL, "%s: message does not name rank 1: %s", what, msg);
+}
+
+/* Processes that only burn the cpu this rank runs on, pinned there with
+   this rank until hog_stop. */
+#define HOGS 16
+static void hog_start(pid_t *pids, cpu_set_t *saved) {
+  int cpu = sched_getcpu();
+  MP_ASSERT(cpu >= 0 && sched_getaffinity(0, sizeof *saved, saved) == 0, "cannot read this rank's cpu");
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  MP_ASSERT(sched_setaffinity(0, sizeof one, &one) == 0, "cannot pin this rank to cpu %d", cpu);
+  for (int i = 0; i < HOGS; ++i) {
+    pids[i] = fork();
+    MP_ASSERT(pids[i] >= 0, "fork failed");
+    if (pids[i] == 0) {
+      volatile unsigned long spins = 0;
+      for (;;) ++spins;
+    }
+  }
+}
+
+static void hog_stop(const pid_t *pids, const cpu_set_t *saved) {
+  for (int i = 0; i < HOGS; ++i)
+    MP_ASSERT(kill(pids[i], SIGKILL) == 0 && waitpid(pids[i], NULL, 0) == pids[i], "cannot stop a busy process");
+  MP_ASSERT(sched_setaffinity(0, sizeof *saved, saved) == 0, "cannot restore this rank's cpus");
 }
 
 /* Rank 0 receives on comm from rank 1 with a tag nobody sends; rank 1 waits
@@ -123,9 +154,14 @@ int main(void) {
 
   /* collectives rank 1 never joins: on the grandchild, then on the child */
   if (me == 0) {
+    cpu_set_t saved;
+    pid_t hogs[HOGS];
+    hog_start(hogs, &saved);
     double t0 = now_s();
     xc_result_t rc = xc_barrier(g.comm);
-    expect_timeout(rc, now_s() - t0, "xc_barrier on split(child)", "xc_barrier", 0);
+    double dt = now_s() - t0;
+    hog_stop(hogs, &saved);
+    expect_timeout(rc, dt, "xc_barrier on split(child), busy cpu", "xc_barrier", 0);
     MP_ASSERT(strstr(xc_last_error(), "short-timeout") != NULL, "the inherited name is not in the message: %s",
               xc_last_error());
     t0 = now_s();
