@@ -211,7 +211,9 @@ if ((${#allowed_list[@]} >= 2)); then
   mkdir -p "$root/sys/class/net/lo"
   export XCRUN_FSROOT=$root
 
-  # expect_ranks DESCRIPTION "CPUS GPU NIC" ... (one per rank; CPUS "all": A and B)
+  # expect_ranks DESCRIPTION "CPUS GPU NIC" ... (one per rank; CPUS "all": A
+  # and B; "unbound": the mask xcrun was started with, all of this machine's
+  # allowed cpus, which are more than A and B on a machine of more cores)
   expect_ranks() {
     local what=$1 r=0 want cpus gpu nic
     shift
@@ -219,6 +221,7 @@ if ((${#allowed_list[@]} >= 2)); then
     for want in "$@"; do
       read -r cpus gpu nic <<<"$want"
       [ "$cpus" = all ] && cpus="$A $B"
+      [ "$cpus" = unbound ] && cpus=$allowed
       [ "$cpus" = A ] && cpus=$A
       [ "$cpus" = B ] && cpus=$B
       local got="$(field $r cpus)/$(field $r gpu)/$(field $r nic)"
@@ -234,7 +237,8 @@ if ((${#allowed_list[@]} >= 2)); then
   expect_ranks "made-up machine, numa" "B 0 mlx5_0" "A 1 mlx5_1" "B 0 mlx5_0" "A 1 mlx5_1"
   expect_grep "$err" "^xcrun: rank 0: cpus $B \\(NUMA node 1\\); GPU 0; NIC mlx5_0$" "made-up machine, report"
   run -n 4 "$HELPER" affinity  # two ranks per one-core node: not bound
-  expect_ranks "made-up machine, default with 4 ranks" "all 0 mlx5_0" "all 1 mlx5_1" "all 0 mlx5_0" "all 1 mlx5_1"
+  expect_ranks "made-up machine, default with 4 ranks" "unbound 0 mlx5_0" "unbound 1 mlx5_1" "unbound 0 mlx5_0" \
+    "unbound 1 mlx5_1"
   run -n 4 --bind-to core "$HELPER" affinity
   expect_ranks "made-up machine, 4 ranks on 2 cores" "B 0 mlx5_0" "A 1 mlx5_1" "B 0 mlx5_0" "A 1 mlx5_1"
   expect_grep "$err" "^xcrun: --bind-to core: 2 ranks on the 1 core of NUMA node 0; they share cores$" "share warning"
