@@ -34,6 +34,7 @@ bool reduces_to_blocks(CollKind kind) {
 bool pipeline_beats_single_copy(CollKind kind, size_t bytes, int nranks, bool in_place) {
   if (kind == CollKind::kAllreduce) return !in_place && bytes >= kShmTwoShotMinBytes;
   if (kind == CollKind::kAlltoall) return in_place;  // at any size beyond one-shot (docs/design.md)
+  if (kind == CollKind::kBroadcast) return nranks >= kShmStagedBroadcastMinRanks && !oversubscribed(nranks);
   if (kind != CollKind::kAllgather && kind != CollKind::kAllgatherv) return false;
   size_t all = bytes * static_cast<size_t>(nranks);
   if (oversubscribed(nranks)) return all >= kShmStagedOversubscribedMinBytes;
@@ -189,7 +190,8 @@ bool algo_applies(CollKind kind, Algo algo) {
     case Algo::kShmSingleCopy: return true;
     case Algo::kShmTwoShot: return reduces_to_blocks(kind);
     case Algo::kShmStaged:
-      return kind == CollKind::kAllgather || kind == CollKind::kAllgatherv || kind == CollKind::kAlltoall;
+      return kind == CollKind::kAllgather || kind == CollKind::kAllgatherv || kind == CollKind::kAlltoall ||
+             kind == CollKind::kBroadcast;
     case Algo::kDissemination: return kind == CollKind::kBarrier;
     case Algo::kBinomial:
       return kind == CollKind::kBroadcast || kind == CollKind::kReduce || kind == CollKind::kGather ||
@@ -256,8 +258,9 @@ Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, bool in_place
     why = "one host: each rank stages its part if small, else peers read it in place";
     a = Algo::kShmOneShot;
   } else if (loc.all_local && pipeline_beats_single_copy(kind, bytes, nranks, in_place && placement_agrees(kind))) {
-    why = kind == CollKind::kAlltoall ? "one host, in place: staged pipeline"
-                                      : "one host, large: staged pipeline, outputs streamed";
+    why = kind == CollKind::kAlltoall    ? "one host, in place: staged pipeline"
+          : kind == CollKind::kBroadcast ? "one host, ranks on cores of their own: staged pipeline"
+                                         : "one host, large: staged pipeline, outputs streamed";
     a = kind == CollKind::kAllreduce ? Algo::kShmTwoShot : Algo::kShmStaged;
   } else if (loc.all_local && loc.single_copy) {
     why = "one host, peers' buffers readable";

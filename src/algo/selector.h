@@ -113,6 +113,14 @@ constexpr size_t kShmTwoShotMinBytes = 16 << 20;
 constexpr size_t kShmStagedMinBytes = 16 << 20;
 constexpr size_t kShmStagedInPlaceMinBytes = 32 << 20;
 constexpr size_t kShmStagedOversubscribedMinBytes = 1 << 20;
+// Broadcast beyond one-shot, from this many ranks with a core each: single
+// copy's receivers all pin the root's pages at once, which stops scaling,
+// while staged readers share the staged lines in cache (16-core machine,
+// µs, 16 KiB / 1 MiB / 64 MiB, staged against single copy: 4 ranks 4.9 /
+// 154 / 10675 against 8.2 / 194 / 16464, 8 ranks 5.9 / 167 / 14448 against
+// 42 / 673 / 20433, 16 ranks 5.8 / 196 / 16419 against 190 / 1458 / 32626;
+// 2 ranks 3.9 / 119 / 8640 against 2.2 / 46 / 7451). docs/design.md.
+constexpr int kShmStagedBroadcastMinRanks = 4;
 // ... and on 2 MiB pages everywhere (2 ranks, µs, docs/design.md): out-of-place
 // allreduce two-shot from here (16 MiB 2075-2160 single copy against
 // 2720-2870, 32 MiB even, 64 MiB 12.9 against 12.1 ms); allgather(v) single

@@ -67,8 +67,8 @@ Status shm_single_copy(CollContext &c, const CollDesc &d);
 // may_single_copy: single copy instead where every rank's buffers are on
 // 2 MiB pages (selector.h: single_copy_on_huge_pages), here and in staged.
 Status shm_twoshot(CollContext &c, const CollDesc &d, bool may_single_copy = false);
-// Allgather(v), alltoall: blocks staged and pipelined, outputs streamed (not
-// in-place alltoall's, in cache already); no CMA needed.
+// Allgather(v), alltoall, broadcast: blocks staged and pipelined, outputs
+// streamed (not in-place alltoall's, in cache already); no CMA needed.
 Status shm_staged(CollContext &c, const CollDesc &d, bool may_single_copy = false);
 
 }  // namespace xc::algo

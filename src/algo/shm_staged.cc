@@ -1,6 +1,7 @@
-// Staged allgather(v) and alltoall: blocks move through the segment in
-// pipeline steps (shm_steps.h), with no CMA: allgather(v) stages chunk k of
-// its block in step k, alltoall chunk k of each block it sends to a peer.
+// Staged allgather(v), alltoall and broadcast: blocks move through the
+// segment in pipeline steps (shm_steps.h), with no CMA: allgather(v) stages
+// chunk k of its block in step k, alltoall chunk k of each block it sends to
+// a peer, broadcast's root chunk k of its buffer.
 // Large copies into the output stream (non-temporal stores), so each output
 // byte is written once and never read, and the staging stays in cache.
 // Measured against single copy (process_vm_readv, whose kernel copy reads
@@ -86,14 +87,36 @@ Status alltoall(CollContext &c, const CollDesc &d, ShmState &st) {
       });
 }
 
+// Broadcast: the root stages chunk k of its buffer in step k and everyone
+// else copies it out. The readers share the staged lines in cache, where
+// single copy has each of them pin the root's pages, which stops scaling
+// once many ranks have cores of their own (docs/design.md).
+Status broadcast(CollContext &c, const CollDesc &d, ShmState &st) {
+  bool root = c.rank() == d.root;
+  size_t bytes = d.count * dtype_size(d.dtype);
+  char *buf = static_cast<char *>(d.recvbuf);
+  const size_t piece = kShmTwoShotSlotBytes;
+  auto chunk = [&](uint64_t k) { return shm_steps_chunk(bytes, piece, k); };
+  return run_steps(
+      c, d, st, false, (bytes + piece - 1) / piece,
+      [&](uint64_t k, char *mine) {
+        if (root) memcpy(mine, buf + k * piece, chunk(k));
+      },
+      [](uint64_t, const char *) {},
+      [&](uint64_t k, int j, const char *theirs) {
+        if (j == d.root) cpu::copy_part(buf + k * piece, theirs, chunk(k), bytes);
+      });
+}
+
 }  // namespace
 
 Status shm_staged(CollContext &c, const CollDesc &d, bool may_single_copy) {
   bool gathers = d.kind == CollKind::kAllgather || d.kind == CollKind::kAllgatherv;
-  if (!gathers && d.kind != CollKind::kAlltoall)
+  if (!gathers && d.kind != CollKind::kAlltoall && d.kind != CollKind::kBroadcast)
     return Error(XC_ERR_UNSUPPORTED, "shm staged does not run %s", coll_kind_name(d.kind));
   XC_TRY(c.shm()->ensure(c));
   ShmState &st = *c.shm()->state();
+  if (d.kind == CollKind::kBroadcast) return broadcast(c, d, st);
   return gathers ? allgather(c, d, st, may_single_copy) : alltoall(c, d, st);
 }
 

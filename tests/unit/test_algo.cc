@@ -984,6 +984,11 @@ void selector_policy(void **) {
   assert_true(choose(CollKind::kAlltoall, 16 << 10, 2, local_cma, true) == Algo::kShmStaged);
   assert_true(choose(CollKind::kAlltoall, 64 << 20, 4, local, true) == Algo::kShmStaged);
   assert_true(choose(CollKind::kAlltoall, 16 << 10, 2, local_cma, false) == Algo::kShmSingleCopy);
+  // Broadcast beyond one-shot: staged from 4 ranks with a core each, else single copy.
+  assert_true(choose(CollKind::kBroadcast, 16 << 10, 2, local_cma, false) == Algo::kShmSingleCopy);
+  assert_true(choose(CollKind::kBroadcast, 64 << 20, 4, local_cma, false) ==
+              (xc::algo::oversubscribed(4) ? Algo::kShmSingleCopy : Algo::kShmStaged));
+  assert_true(choose(CollKind::kBroadcast, 1 << 10, 4, local_cma, false) == Algo::kShmOneShot);
   // in_place weighs only where every rank shares it.
   assert_true(choose(CollKind::kReduceScatter, 64 << 20, 4, local_cma, true) == Algo::kShmSingleCopy);
   // reduce stays one-shot further than allreduce (one result: single copy's
