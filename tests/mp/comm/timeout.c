@@ -7,16 +7,18 @@
    same tag reaches the next receive. Then a collective: rank 0 enters
    xc_barrier on the child, which rank 1 never enters; it must time out in
    the same bounds (the message is printed; naming rank 1 is reported, not
-   required), the first while a busy process shares rank 0's cpu, so that a
-   waiter's every yield may hand a whole time slice away. A child of the child and a dup of it (no config) inherit the
-   300 ms and the name; the name is copied at the split. The world, whose
-   timeout is the default, keeps working. XC_TIMEOUT is set to 20 s before
-   xc_init so a timeout that is not inherited fails the bounds instead of
-   hanging the test. */
+   required), the first while 16 busy processes share rank 0's cpu, so that
+   each of the waiter's yields may hand a whole time slice away. A child of
+   the child and a dup of it (no config) inherit the 300 ms and the name;
+   the name is copied at the split. The world, whose timeout is the
+   default, keeps working. XC_TIMEOUT is set to 20 s before xc_init so a
+   timeout that is not inherited fails the bounds instead of hanging the
+   test. */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,7 +47,7 @@ static void expect_timeout(xc_result_t rc, double dt, const char *what, const ch
 }
 
 /* Processes that only burn the cpu this rank runs on, pinned there with
-   this rank until hog_stop. */
+   this rank until hog_stop; they die with this rank whatever ends it. */
 #define HOGS 16
 static void hog_start(pid_t *pids, cpu_set_t *saved) {
   int cpu = sched_getcpu();
@@ -58,6 +60,7 @@ static void hog_start(pid_t *pids, cpu_set_t *saved) {
     pids[i] = fork();
     MP_ASSERT(pids[i] >= 0, "fork failed");
     if (pids[i] == 0) {
+      if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1) _exit(1);
       volatile unsigned long spins = 0;
       for (;;) ++spins;
     }
