@@ -19,7 +19,7 @@ namespace xc::algo {
 
 namespace {
 
-// Both ops: all ranks arrive, then run the steps (or single copy).
+// Every op here: all ranks arrive, then run the steps (or single copy).
 template <class Stage, class Own, class Take>
 Status run_steps(CollContext &c, const CollDesc &d, ShmState &st, bool may_single_copy, uint64_t steps, Stage stage,
                  Own own, Take take) {
