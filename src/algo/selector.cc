@@ -38,7 +38,7 @@ bool pipeline_beats_single_copy(CollKind kind, size_t bytes, int nranks, bool in
   if (kind != CollKind::kAllgather && kind != CollKind::kAllgatherv) return false;
   size_t all = bytes * static_cast<size_t>(nranks);
   if (oversubscribed(nranks)) return all >= kShmStagedOversubscribedMinBytes;
-  return all >= (in_place ? kShmStagedInPlaceMinBytes : kShmStagedMinBytes);
+  return all >= kShmStagedMinBytes;
 }
 
 // The p2p policy (ranks on several hosts, or shared memory not worth it).

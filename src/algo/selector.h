@@ -105,13 +105,14 @@ constexpr size_t kShmOneShotMoveMaxBytes = 8 << 10;     // data movement: what t
 // Large ops beyond cache, where streaming the outputs from a staging pipeline
 // beats single copy's kernel copies (measured on 2 cores, docs/design.md):
 // out-of-place allreduce (the vector) goes two-shot, allgather(v) (all n
-// blocks) staged, in place from the larger size; with more ranks than
-// cores allgather(v) goes staged from the smallest. In-place alltoall goes
-// staged wherever one-shot stops (its in-place single copy swaps blocks
-// through bounce buffers and the kernel's copies).
+// blocks) staged (16 MiB out of place, 2 ranks: single copy 1487-1574 us
+// against staged 1649-1726, Open MPI 1485-1499; 32 MiB 4015-4349 against
+// 3457-3699); with more ranks than cores allgather(v) goes staged from the
+// smaller size. In-place alltoall goes staged wherever one-shot stops (its
+// in-place single copy swaps blocks through bounce buffers and the
+// kernel's copies).
 constexpr size_t kShmTwoShotMinBytes = 16 << 20;
-constexpr size_t kShmStagedMinBytes = 16 << 20;
-constexpr size_t kShmStagedInPlaceMinBytes = 32 << 20;
+constexpr size_t kShmStagedMinBytes = 32 << 20;
 constexpr size_t kShmStagedOversubscribedMinBytes = 1 << 20;
 // Broadcast beyond one-shot, from this many ranks with a core each: single
 // copy's receivers all pin the root's pages at once, which stops scaling,

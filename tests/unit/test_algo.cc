@@ -978,6 +978,8 @@ void selector_policy(void **) {
   assert_true(choose(CollKind::kAllreduce, 1 << 20, 2, local_cma, false) == Algo::kShmSingleCopy);
   assert_true(choose(CollKind::kAllgather, 64 << 20, 4, local, false) == Algo::kShmStaged);
   assert_true(choose(CollKind::kAllgatherv, 16 << 20, 2, local_cma, false) == Algo::kShmStaged);
+  assert_true(choose(CollKind::kAllgather, 8 << 20, 2, local_cma, false) ==
+              (xc::algo::oversubscribed(2) ? Algo::kShmStaged : Algo::kShmSingleCopy));
   assert_true(choose(CollKind::kAllgather, 256 << 10, 2, local_cma, true) == Algo::kShmSingleCopy);
   // In-place alltoall goes staged wherever one-shot stops; out of place
   // stays single copy.
