@@ -504,7 +504,7 @@ Status ShmState::wait(CollContext &c, const char *what, Pred pred, int spins) {
     // By the clock, not by count: on a busy core one yield may hand out a
     // whole time slice, and 4096 of them ran a 300 ms deadline 7 s over.
     auto now = Deadline::Clock::now();
-    if (n == 1) next_check = now + kShmSlowCheckEvery;
+    if (n == 1) next_check = now + kShmSlowCheckEvery;  // here, not before the loop: one clock read less
     if (now >= next_check || now >= c.deadline().at() || n >= kYieldsBeforeSleep) {
       XC_TRY(slow_wait_check(c, what));
       next_check = now + kShmSlowCheckEvery;
