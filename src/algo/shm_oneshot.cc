@@ -139,7 +139,7 @@ Status OneShot::run() {
       stage(input(), bytes);
       arrive();
       XC_TRY(st.wait_all_arrived(c, s));
-      reduce_slots(out(), d.count, n, 0);
+      reduce_slots(out(), d.count, n, 0, input());
       return Status::Ok();
 
     case CollKind::kScan:
@@ -150,7 +150,7 @@ Status OneShot::run() {
       int m = d.kind == CollKind::kScan ? r + 1 : r;
       if (m == 0) return Status::Ok();  // exscan: rank 0's recvbuf stays untouched
       for (int j = 0; j < m; ++j) XC_TRY(wait_staged(j, 0, bytes));
-      reduce_slots(out(), d.count, m, 0);
+      reduce_slots(out(), d.count, m, 0, input());
       return Status::Ok();
     }
 
@@ -200,7 +200,9 @@ Status OneShot::run() {
       stage(input(), total * es);
       arrive();
       XC_TRY(st.wait_all_arrived(c, s));
-      reduce_slots(out(), d.count, n, first * es);
+      // Our input stands in for our slot unless, in place, it overlaps the output only in part.
+      bool own_ok = !d.in_place || first == 0 || first >= d.count;
+      reduce_slots(out(), d.count, n, first * es, own_ok ? input() : nullptr);
       return Status::Ok();
     }
 
