@@ -50,7 +50,8 @@ struct OneShot {
   }
 
   // out = slot(0..m) reduced, at byte offset off of each slot; own, if
-  // given, stands in for this rank's slot (its input, never staged).
+  // given, stands in for this rank's slot: its input, laid out as staged.
+  // Reading our slot back after the peers read it misses (design.md).
   void reduce_slots(void *dst, size_t count, int m, size_t off, const char *own = nullptr) {
     const char *srcs[64];
     std::vector<const char *> many;
