@@ -10,10 +10,13 @@
 
 #include <cstddef>
 
-#include "algo/coll_context.h"
+#include "coll/context.h"
 #include "xcomm.h"
 
 namespace xc::algo {
+
+using coll::CollContext;
+using coll::Xfer;
 
 // ---- per-thread scratch ---------------------------------------------------------
 // Buffers that only grow, one per slot, so algorithms do not allocate per call.

@@ -1,6 +1,6 @@
 #include "algo/algorithms.h"
 #include "algo/selector.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "cpu/reduce.h"
 
 namespace xc::algo {

@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "algo/algorithms.h"
-#include "algo/shm_coll.h"
-#include "core/dtype.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "coll/shm/backend.h"
+#include "base/dtype.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "cpu/reduce.h"
 
 namespace xc::algo {
@@ -249,7 +249,7 @@ Status run_collective(CollContext &c, const CollDesc &d) {
   Locality loc;
   // ensure() is collective: every rank reaches it at this op alike (same
   // members, same XC_ALGO).
-  ShmColl *shm = c.shm();
+  coll::ShmColl *shm = c.shm();
   if (shm && n > 1 && (!forced || is_shm_algo(algo))) {
     loc.all_local = true;
     if (!shm->state()) XC_TRY(shm->ensure(c));  // set up by the first op; no Status built after

@@ -2,11 +2,14 @@
 // and run it over the context.
 #pragma once
 
-#include "algo/coll_context.h"
+#include "coll/context.h"
 #include "algo/selector.h"
-#include "core/coll_desc.h"
+#include "coll/desc.h"
 
 namespace xc::algo {
+
+using coll::CollContext;
+using coll::Xfer;
 
 // Chooses (XC_ALGO, else the default policy), logs the choice at INFO and runs.
 Status run_collective(CollContext &c, const CollDesc &d);

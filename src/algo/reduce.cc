@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "algo/algorithms.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "cpu/reduce.h"
 
 namespace xc::algo {

@@ -1,7 +1,7 @@
 #include <cstring>
 
 #include "algo/algorithms.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "cpu/reduce.h"
 
 namespace xc::algo {

@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 
-#include "algo/shm_coll.h"
+#include "coll/shm/reach.h"
+#include "topo/cores.h"
 
 namespace xc::algo {
 
@@ -34,10 +35,10 @@ bool reduces_to_blocks(CollKind kind) {
 bool pipeline_beats_single_copy(CollKind kind, size_t bytes, int nranks, bool in_place) {
   if (kind == CollKind::kAllreduce) return !in_place && bytes >= kShmTwoShotMinBytes;
   if (kind == CollKind::kAlltoall) return in_place;  // at any size beyond one-shot (docs/design.md)
-  if (kind == CollKind::kBroadcast) return nranks >= kShmStagedBroadcastMinRanks && !oversubscribed(nranks);
+  if (kind == CollKind::kBroadcast) return nranks >= kShmStagedBroadcastMinRanks && !topo::oversubscribed(nranks);
   if (kind != CollKind::kAllgather && kind != CollKind::kAllgatherv) return false;
   size_t all = bytes * static_cast<size_t>(nranks);
-  if (oversubscribed(nranks)) return all >= kShmStagedOversubscribedMinBytes;
+  if (topo::oversubscribed(nranks)) return all >= kShmStagedOversubscribedMinBytes;
   return all >= kShmStagedMinBytes;
 }
 
@@ -117,33 +118,9 @@ std::string all_algo_names() {
 
 }  // namespace
 
-long host_cores() {
-  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores;
-}
-
-bool oversubscribed(int nranks) {
-  long cores = host_cores();
-  return cores > 0 && nranks > cores;
-}
-
-// One-shot's reach: up to its staging limit, or less where single copy is
-// faster (ranks on cores of their own; every rank sees the same core count).
-size_t shm_oneshot_limit(CollKind kind, int nranks, Locality loc) {
-  size_t most = kShmOneShotMaxBytes;
-  if (!loc.single_copy || oversubscribed(nranks)) return most;
-  if (kind == CollKind::kReduce) return std::min(most, kShmOneShotRootReduceMaxBytes);
-  if (reduces_to_blocks(kind) || kind == CollKind::kScan || kind == CollKind::kExscan)
-    return std::min(most, kShmOneShotReduceMaxBytes);
-  // allgather(v)/gather(v): bytes is one block and a rank copies n of them.
-  bool per_block = kind == CollKind::kAllgather || kind == CollKind::kAllgatherv || kind == CollKind::kGather ||
-                   kind == CollKind::kGatherv;
-  return std::min(most, per_block ? kShmOneShotMoveMaxBytes / static_cast<size_t>(nranks) : kShmOneShotMoveMaxBytes);
-}
-
 bool single_copy_on_huge_pages(Algo chosen, CollKind kind, size_t bytes, int nranks, Locality loc) {
   if (!loc.single_copy || (chosen != Algo::kShmTwoShot && chosen != Algo::kShmStaged)) return false;
-  bool over = oversubscribed(nranks);
+  bool over = topo::oversubscribed(nranks);
   if (kind == CollKind::kAllreduce) return !over && bytes < kShmTwoShotHugeMinBytes;
   if (kind == CollKind::kAllgather || kind == CollKind::kAllgatherv)
     return !over || bytes * static_cast<size_t>(nranks) < kShmStagedOversubscribedHugeMinBytes;
@@ -221,29 +198,6 @@ std::string algo_choices(CollKind kind) {
   return out;
 }
 
-size_t selection_bytes(const CollDesc &d, int nranks) {
-  size_t es = dtype_size(d.dtype), n = static_cast<size_t>(nranks);
-  switch (d.kind) {
-    case CollKind::kBarrier: return 0;
-    case CollKind::kBroadcast:
-    case CollKind::kReduce:
-    case CollKind::kAllreduce:
-    case CollKind::kScan:
-    case CollKind::kExscan:
-    case CollKind::kAllgather:
-    case CollKind::kGather: return d.count * es;
-    case CollKind::kScatter:
-    case CollKind::kReduceScatter:
-    case CollKind::kAlltoall: return d.count * es * n;
-    case CollKind::kAllgatherv: return d.recvcounts.largest() * es;  // what one-shot stages
-    case CollKind::kReduceScatterv: return d.recvcounts.total() * es;
-    case CollKind::kGatherv:
-    case CollKind::kScatterv:
-    case CollKind::kAlltoallv: return 0;
-  }
-  return 0;
-}
-
 Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, bool in_place, const char **reason) {
   const char *why = "";
   Algo a;
@@ -251,7 +205,7 @@ Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, bool in_place
   if (nranks <= 1) {
     why = "one rank";
     a = Algo::kLocal;
-  } else if (loc.all_local && !sizes_rank_local(kind) && bytes <= shm_oneshot_limit(kind, nranks, loc)) {
+  } else if (loc.all_local && !sizes_rank_local(kind) && bytes <= coll::shm_oneshot_limit(kind, nranks, loc.single_copy)) {
     why = "one host, small";
     a = Algo::kShmOneShot;
   } else if (loc.all_local && loc.single_copy && sizes_rank_local(kind)) {

@@ -7,8 +7,8 @@
 #include <cstddef>
 #include <string>
 
-#include "core/coll_desc.h"
-#include "core/status.h"
+#include "coll/desc.h"
+#include "base/status.h"
 
 namespace xc::algo {
 
@@ -42,21 +42,6 @@ struct Locality {
   bool single_copy = false;  // ... and peers' buffers can be read directly
 };
 
-// More ranks than this host has cores (the ranks of an all-local op): the
-// selector and the shared-memory waits (ShmState::oversubscribed) use this
-// one rule, so every rank of a host decides alike.
-bool oversubscribed(int nranks);
-long host_cores();  // online cores; 0 or less when unknown
-
-// The bytes the selector decides on, equal on every rank of the op: what one
-// rank contributes (broadcast/reduce/allreduce/scan: the vector; allgather/
-// gather: one block; scatter/reduce_scatter/alltoall: all n blocks;
-// allgatherv: the largest block; reduce_scatterv: the whole input), which is
-// also what one-shot stages (shm_oneshot_bytes). 0 for gatherv, scatterv and
-// alltoallv, whose sizes only some ranks know: they are chosen by size-free
-// rules (under one-shot each rank stages or publishes its own part).
-size_t selection_bytes(const CollDesc &d, int nranks);
-
 // The default policy. in_place weighs only for the ops where every rank
 // shares it (placement_agrees). reason (optional) gets a short why ("< 64 KiB").
 Algo choose(CollKind kind, size_t bytes, int nranks, Locality loc, bool in_place, const char **reason = nullptr);
@@ -73,12 +58,6 @@ bool single_copy_on_huge_pages(Algo chosen, CollKind kind, size_t bytes, int nra
 // copy for what a rank cannot stage.
 bool algo_usable(CollKind kind, Algo algo, Locality loc);
 
-// The most bytes (as selection_bytes counts them) one-shot takes for kind
-// before single copy is faster. gatherv, scatterv and alltoallv: what one
-// rank contributes (its block; the root's blocks; all its blocks), which each
-// rank weighs alone for its own part, like gather's, scatter's, alltoall's.
-size_t shm_oneshot_limit(CollKind kind, int nranks, Locality loc);
-
 // XC_ALGO, parsed: "ring" (every op that has a ring) and/or "op=algo" items,
 // comma-separated; an op's own item wins over a bare name. *forced is false
 // when nothing applies to kind. An unknown name anywhere, or an algorithm the
@@ -93,15 +72,6 @@ constexpr size_t kAllgatherRingMinBytes = 64 << 10;        // all n blocks; belo
 constexpr size_t kGatherLinearMinBytes = 64 << 10;         // all n blocks; below: binomial
 constexpr size_t kReduceScatterRingMinBytes = 64 << 10;    // the whole input; below: pairwise
 constexpr size_t kAlltoallBruckMaxBytes = 256;              // per peer; at or below: Bruck
-// Shared memory, ranks <= cores: one-shot up to these (larger: single copy,
-// measured on 2 cores, docs/design.md); oversubscribed, up to one-shot's
-// staging limit, since single copy's extra barrier costs context switches.
-constexpr size_t kShmOneShotReduceMaxBytes = 16 << 10;  // reductions: the vector
-// reduce (one result, at the root): single copy's second transfer (into the
-// root) and done barrier cost more than one-shot's staging up to here
-// (2 ranks, 32 KiB: 3.04-3.31 against 3.46-3.68 us; 64 KiB: 6.0-6.5 against 5.4-6.1).
-constexpr size_t kShmOneShotRootReduceMaxBytes = 32 << 10;
-constexpr size_t kShmOneShotMoveMaxBytes = 8 << 10;     // data movement: what the widest rank copies
 // Large ops beyond cache, where streaming the outputs from a staging pipeline
 // beats single copy's kernel copies (measured on 2 cores, docs/design.md):
 // out-of-place allreduce (the vector) goes two-shot, allgather(v) (all n

@@ -5,8 +5,8 @@
 
 #include "api/api_support.h"
 #include "api/coll_submit.h"
-#include "core/coll_desc.h"
-#include "core/dtype.h"
+#include "coll/desc.h"
+#include "base/dtype.h"
 
 using xc::CollDesc;
 using xc::CollKind;

@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "api/api_support.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 
 XC_EXPORT xc_result_t xc_get_version(int *major, int *minor, int *patch) {
   if (major) *major = XC_VERSION_MAJOR;

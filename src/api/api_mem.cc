@@ -1,7 +1,7 @@
 // Entry points for memory the library moves fastest (xc_mem_alloc/free).
 // Every communicator is a host one so far, so both give host memory.
 #include "api/api_support.h"
-#include "core/host_mem.h"
+#include "cpu/host_mem.h"
 
 using xc::Error;
 using xc::Status;

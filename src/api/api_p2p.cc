@@ -3,7 +3,7 @@
 
 #include "api/api_support.h"
 #include "api/group.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 
 using xc::Error;
 using xc::Status;

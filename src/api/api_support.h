@@ -6,10 +6,10 @@
 #include <new>
 #include <string>
 
-#include "core/coll_queue.h"
-#include "core/comm.h"
-#include "core/request.h"
-#include "core/status.h"
+#include "runtime/coll_queue.h"
+#include "runtime/comm.h"
+#include "p2p/request.h"
+#include "base/status.h"
 #include "xcomm.h"
 
 // Marks an entry point of the ABI; everything else stays hidden.

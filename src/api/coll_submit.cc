@@ -7,7 +7,7 @@
 #include "algo/collective.h"
 #include "api/api_support.h"
 #include "api/group.h"
-#include "core/coll_queue.h"
+#include "runtime/coll_queue.h"
 
 namespace xc::api {
 
@@ -15,7 +15,7 @@ namespace {
 
 // Blocking, nothing started before it still pending: run on this thread.
 xc_result_t run_inline(const char *fn, xc_comm_t comm, const CollDesc &desc) {
-  algo::CollContext c = make_coll_context(comm);
+  coll::CollContext c = make_coll_context(comm);
   c.set_signature(coll_signature(desc));
   Status st = algo::run_collective(c, desc);
   if (st.ok()) return ok();  // no Status copy on the success path

@@ -3,7 +3,7 @@
 // only starts. Returns the xc_result_t of the entry point.
 #pragma once
 
-#include "core/coll_desc.h"
+#include "coll/desc.h"
 #include "xcomm.h"
 
 namespace xc::api {

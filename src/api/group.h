@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "api/api_support.h"
-#include "core/coll_queue.h"
+#include "runtime/coll_queue.h"
 
 namespace xc::api {
 

@@ -25,8 +25,8 @@
 #include <string>
 
 #include "bootstrap/store.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/env.h"
+#include "base/log.h"
 
 namespace xc::bootstrap {
 

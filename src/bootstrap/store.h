@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/deadline.h"
-#include "core/status.h"
+#include "base/deadline.h"
+#include "base/status.h"
 
 namespace xc::bootstrap {
 

@@ -21,8 +21,8 @@
 
 #include "bootstrap/store.h"
 #include "bootstrap/store_wire.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/env.h"
+#include "base/log.h"
 
 namespace xc::bootstrap {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "bootstrap/store.h"
-#include "core/log.h"
+#include "base/log.h"
 
 namespace xc::bootstrap {
 

@@ -31,7 +31,7 @@
 
 #include "bootstrap/store.h"
 #include "bootstrap/store_wire.h"
-#include "core/log.h"
+#include "base/log.h"
 
 namespace xc::bootstrap {
 

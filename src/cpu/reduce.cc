@@ -8,8 +8,8 @@
 #include <cpuid.h>
 #endif
 
-#include "core/env.h"
-#include "core/log.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "cpu/reduce_kernels.h"
 
 namespace xc::cpu {

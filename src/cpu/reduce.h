@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-#include "cpu/reduce_table.h"
+#include "base/reduce_table.h"
 #include "xcomm.h"
 
 namespace xc::cpu {

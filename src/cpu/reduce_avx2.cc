@@ -16,7 +16,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "cpu/reduce_table.h"
+#include "base/reduce_table.h"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,f16c"))), apply_to = function)

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "cpu/reduce_table.h"
+#include "base/reduce_table.h"
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,f16c"))), apply_to = function)

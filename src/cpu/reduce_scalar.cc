@@ -6,7 +6,7 @@
 
 #include "cpu/half.h"
 #include "cpu/reduce_kernels.h"
-#include "cpu/reduce_table.h"
+#include "base/reduce_table.h"
 
 namespace xc::cpu::detail {
 

@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "core/deadline.h"
+#include "base/deadline.h"
 #include "cpu/copy.h"
 
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "algo/selector.h"
-#include "core/env.h"
-#include "core/host_id.h"
+#include "base/env.h"
+#include "base/host_id.h"
 #include "topo/topology.h"
 #include "xcomm.h"
 #include "xcomm_build_config.h"

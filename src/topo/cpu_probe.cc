@@ -18,7 +18,7 @@
 #include <sstream>
 #include <utility>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "topo/topo_internal.h"
 #include "xcomm_build_config.h"
 

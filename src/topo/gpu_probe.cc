@@ -1,14 +1,14 @@
 // GPUs and their links from NVML and the CUDA runtime, both loaded with
 // dlopen; see gpu_probe.h for what is reported and why.
 //
-// The few NVML and CUDA runtime declarations needed are written out here
-// rather than taken from nvml.h / cuda_runtime_api.h: the library builds
+// The few NVML declarations needed are written out here rather than taken
+// from nvml.h (the CUDA runtime's are in gpu/cuda_runtime.h): the library builds
 // without either, and every entry point is looked up with dlsym so an older
 // driver that lacks one (nvmlDeviceGetNvLinkRemoteDeviceType came in 2020)
 // costs a detail, not the probe. Only the layouts and values below are relied
 // upon; they are part of NVIDIA's stable ABI.
 #include "topo/gpu_probe.h"
-#include "topo/topo_internal.h"
+
 
 #include <dlfcn.h>
 
@@ -25,8 +25,10 @@
 #include <set>
 #include <utility>
 
-#include "core/env.h"
-#include "core/log.h"
+#include "base/env.h"
+#include "base/log.h"
+#include "gpu/cuda_runtime.h"
+#include "topo/topo_internal.h"
 
 namespace xc::topo {
 namespace {
@@ -56,17 +58,6 @@ struct nvmlPciInfo_t {
   unsigned int pciSubSystemId;
   char busId[32];
 };
-
-// ------------------------------------------------------- CUDA runtime ABI
-
-using cudaError_t = int;
-constexpr cudaError_t kCudaSuccess = 0;
-constexpr cudaError_t kCudaErrorPeerAccessAlreadyEnabled = 704;
-constexpr int kCudaMemcpyHostToDevice = 1;
-constexpr int kCudaMemcpyDeviceToHost = 2;
-// cudaDeviceProp begins with char name[256] in every CUDA version; the rest
-// of it (about 1 KiB today) is never read, only given room.
-constexpr size_t kCudaDevicePropRoom = 16384;
 
 template <typename F>
 void resolve(void *lib, const char *name, F *fn) {
@@ -244,91 +235,13 @@ NvmlFacts read_nvml() {
 
 // --------------------------------------------------------- CUDA runtime
 
-struct Cudart {
-  std::string name;
-  cudaError_t (*get_device_count)(int *) = nullptr;
-  const char *(*get_error_string)(cudaError_t) = nullptr;
-  cudaError_t (*get_last_error)() = nullptr;
-  cudaError_t (*get_pci_bus_id)(char *, int, int) = nullptr;
-  cudaError_t (*get_properties)(void *, int) = nullptr;
-  cudaError_t (*can_access_peer)(int *, int, int) = nullptr;
-  cudaError_t (*get_device)(int *) = nullptr;
-  cudaError_t (*set_device)(int) = nullptr;
-  cudaError_t (*alloc)(void **, size_t) = nullptr;
-  cudaError_t (*release)(void *) = nullptr;
-  cudaError_t (*fill)(void *, int, size_t) = nullptr;
-  cudaError_t (*copy)(void *, const void *, size_t, int) = nullptr;
-  cudaError_t (*copy_peer)(void *, int, const void *, int, size_t) = nullptr;
-  cudaError_t (*synchronize)() = nullptr;
-  cudaError_t (*enable_peer)(int, unsigned) = nullptr;
-  cudaError_t (*disable_peer)(int) = nullptr;
-
-  std::string error(cudaError_t rc) const {
-    const char *s = get_error_string ? get_error_string(rc) : nullptr;
-    return (s ? std::string(s) : "error") + " (" + std::to_string(rc) + ")";
-  }
-  bool can_copy() const {
-    return get_last_error && get_device && set_device && alloc && release && fill && copy && copy_peer &&
-           synchronize && enable_peer && disable_peer;
-  }
-};
-
-// The runtime is loaded once per library name and never unloaded: it keeps
-// contexts and exit handlers that must not outlive its code. Returns nullptr
-// with the reason in *why when no candidate loads.
-const Cudart *load_cudart(std::string *why) {
-  static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<Cudart>> loaded;
-  std::vector<std::string> names;
-  std::string path = env_get("XC_CUDART_LIBRARY");
-  if (!path.empty()) {
-    names.push_back(path);
-  } else {
-    names = {"libcudart.so", "libcudart.so.13", "libcudart.so.12"};
-  }
-  std::lock_guard<std::mutex> lock(mu);
-  for (const std::string &name : names) {
-    auto it = loaded.find(name);
-    if (it != loaded.end()) return it->second.get();
-  }
-  std::string errors;
-  for (const std::string &name : names) {
-    void *lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      errors += (errors.empty() ? "" : "; ") + dl_error();
-      continue;
-    }
-    auto rt = std::make_unique<Cudart>();
-    rt->name = name;
-    resolve(lib, "cudaGetDeviceCount", &rt->get_device_count);
-    if (!rt->get_device_count) {
-      errors += (errors.empty() ? "" : "; ") + name + " has no cudaGetDeviceCount";
-      dlclose(lib);
-      continue;
-    }
-    resolve(lib, "cudaGetErrorString", &rt->get_error_string);
-    resolve(lib, "cudaGetLastError", &rt->get_last_error);
-    resolve(lib, "cudaDeviceGetPCIBusId", &rt->get_pci_bus_id);
-    resolve(lib, "cudaGetDeviceProperties_v2", &rt->get_properties);  // CUDA 12's name for it
-    if (!rt->get_properties) resolve(lib, "cudaGetDeviceProperties", &rt->get_properties);
-    resolve(lib, "cudaDeviceCanAccessPeer", &rt->can_access_peer);
-    resolve(lib, "cudaGetDevice", &rt->get_device);
-    resolve(lib, "cudaSetDevice", &rt->set_device);
-    resolve(lib, "cudaMalloc", &rt->alloc);
-    resolve(lib, "cudaFree", &rt->release);
-    resolve(lib, "cudaMemset", &rt->fill);
-    resolve(lib, "cudaMemcpy", &rt->copy);
-    resolve(lib, "cudaMemcpyPeer", &rt->copy_peer);
-    resolve(lib, "cudaDeviceSynchronize", &rt->synchronize);
-    resolve(lib, "cudaDeviceEnablePeerAccess", &rt->enable_peer);
-    resolve(lib, "cudaDeviceDisablePeerAccess", &rt->disable_peer);
-    const Cudart *out = rt.get();
-    loaded[name] = std::move(rt);
-    return out;
-  }
-  *why = "not found (" + errors + ")";
-  return nullptr;
-}
+using gpu::cudaError_t;
+using gpu::Cudart;
+using gpu::kCudaDevicePropRoom;
+using gpu::kCudaErrorPeerAccessAlreadyEnabled;
+using gpu::kCudaMemcpyDeviceToHost;
+using gpu::kCudaMemcpyHostToDevice;
+using gpu::kCudaSuccess;
 
 struct CudaFacts {
   std::string status;  // for Topology::cuda
@@ -340,7 +253,7 @@ struct CudaFacts {
 
 CudaFacts read_cuda() {
   CudaFacts f;
-  f.rt = load_cudart(&f.status);
+  f.rt = gpu::load_cudart(&f.status);
   if (!f.rt) return f;
   const Cudart &rt = *f.rt;
   int count = 0;

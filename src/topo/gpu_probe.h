@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "topo/topology.h"
 
 namespace xc::topo {

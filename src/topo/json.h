@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace xc::topo::json {
 

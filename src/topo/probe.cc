@@ -18,9 +18,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/env.h"
-#include "core/host_id.h"
-#include "core/log.h"
+#include "base/env.h"
+#include "base/host_id.h"
+#include "base/log.h"
 #include "topo/gpu_probe.h"
 #include "topo/topo_internal.h"
 #include "topo/topology.h"

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "topo/json.h"
 #include "topo/topology.h"
 

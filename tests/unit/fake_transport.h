@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/p2p_engine.h"
-#include "core/status.h"
+#include "p2p/engine.h"
+#include "base/status.h"
 #include "transport/transport.h"
 
 namespace xc_fake {

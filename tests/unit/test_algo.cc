@@ -24,16 +24,17 @@
 #include "algo/algorithms.h"
 #include "algo/collective.h"
 #include "algo/selector.h"
-#include "algo/shm_state.h"
-#include "core/coll_desc.h"
+#include "topo/cores.h"
+#include "coll/shm/state.h"
+#include "coll/desc.h"
 #include "cpu/reduce.h"
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "cpu/half.h"
 #include "fake_transport.h"
 
 using xc::Deadline;
 using xc::Status;
-using xc::algo::CollContext;
+using xc::coll::CollContext;
 using xc_fake::FakeHubOptions;
 using xc_fake::FakeWorld;
 
@@ -979,7 +980,7 @@ void selector_policy(void **) {
   assert_true(choose(CollKind::kAllgather, 64 << 20, 4, local, false) == Algo::kShmStaged);
   assert_true(choose(CollKind::kAllgatherv, 16 << 20, 2, local_cma, false) == Algo::kShmStaged);
   assert_true(choose(CollKind::kAllgather, 8 << 20, 2, local_cma, false) ==
-              (xc::algo::oversubscribed(2) ? Algo::kShmStaged : Algo::kShmSingleCopy));
+              (xc::topo::oversubscribed(2) ? Algo::kShmStaged : Algo::kShmSingleCopy));
   assert_true(choose(CollKind::kAllgather, 256 << 10, 2, local_cma, true) == Algo::kShmSingleCopy);
   // In-place alltoall goes staged wherever one-shot stops; out of place
   // stays single copy.
@@ -989,7 +990,7 @@ void selector_policy(void **) {
   // Broadcast beyond one-shot: staged from 4 ranks with a core each, else single copy.
   assert_true(choose(CollKind::kBroadcast, 16 << 10, 2, local_cma, false) == Algo::kShmSingleCopy);
   assert_true(choose(CollKind::kBroadcast, 64 << 20, 4, local_cma, false) ==
-              (xc::algo::oversubscribed(4) ? Algo::kShmSingleCopy : Algo::kShmStaged));
+              (xc::topo::oversubscribed(4) ? Algo::kShmSingleCopy : Algo::kShmStaged));
   assert_true(choose(CollKind::kBroadcast, 1 << 10, 4, local_cma, false) == Algo::kShmOneShot);
   // in_place weighs only where every rank shares it.
   assert_true(choose(CollKind::kReduceScatter, 64 << 20, 4, local_cma, true) == Algo::kShmSingleCopy);
@@ -1018,11 +1019,11 @@ void selector_policy(void **) {
 // Rooted gather/scatter of large blocks: how much of each block the root
 // copies itself (the peer copies the rest).
 void root_share(void **) {
-  using xc::algo::shm_root_parts;
-  using xc::algo::shm_root_share;
-  using xc::algo::shm_root_split_policy;
-  using Split = xc::algo::ShmRootSplit;
-  constexpr size_t kShort = xc::algo::kShmRootSplitShortBytes;
+  using xc::coll::shm_root_parts;
+  using xc::coll::shm_root_share;
+  using xc::coll::shm_root_split_policy;
+  using Split = xc::coll::ShmRootSplit;
+  constexpr size_t kShort = xc::coll::kShmRootSplitShortBytes;
   assert_int_equal(shm_root_parts(false, 2, Split::kAlways, 1 << 20), 0);  // out of place: its own block is its share...
   assert_int_equal(shm_root_parts(false, 2, Split::kOwnCores, 1 << 20), 8);  // ... and 1/(4n) with a core per rank
   assert_int_equal(shm_root_parts(true, 2, Split::kOwnCores, 64 << 20), 2);
@@ -1047,7 +1048,7 @@ void root_share(void **) {
       size_t share = shm_root_share(block, parts);
       assert_int_equal(share % 4096, 0);  // whole pages
       assert_true(share <= block / parts);
-      assert_true(share == 0 || share >= xc::algo::kShmRootShareMinBytes);
+      assert_true(share == 0 || share >= xc::coll::kShmRootShareMinBytes);
       assert_true(block / parts - share < 4096 || share == 0);
     }
 }

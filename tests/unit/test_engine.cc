@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/p2p_engine.h"
+#include "p2p/engine.h"
 #include "fake_transport.h"
 
 using xc::Deadline;

@@ -20,7 +20,7 @@
 #include <xmmintrin.h>
 #endif
 
-#include "core/dtype.h"
+#include "base/dtype.h"
 #include "cpu/copy.h"
 #include "cpu/half.h"
 #include "cpu/reduce.h"

@@ -13,7 +13,7 @@ extern "C" {
 
 #include <cstring>
 
-#include "core/status.h"
+#include "base/status.h"
 
 #define ASSERT_OK(expr)                                                   \
   do {                                                                    \

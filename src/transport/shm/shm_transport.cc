@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <new>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/shm/cma.h"
 
 namespace xc::shm {

@@ -1,0 +1,106 @@
+// What a collective algorithm needs: the ranks of its communicator, a private
+// context id and tag (so its messages match nothing else), the engine to
+// send through, and the op's deadline. Algorithms are functions of this and
+// their buffers; they never know which transport carries a byte.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "base/deadline.h"
+#include "p2p/engine.h"
+#include "p2p/request.h"
+#include "base/status.h"
+
+namespace xc::coll {
+
+class ShmColl;  // algo/shm_coll.h: the communicator's shared-memory staging (same host)
+
+// One transfer of an exchange: bytes to or from a communicator rank.
+struct Xfer {
+  int peer;
+  const void *buf;
+  size_t bytes;
+};
+
+class CollContext {
+ public:
+  CollContext(P2pEngine &engine, std::shared_ptr<const std::vector<int>> members, int rank, uint64_t ctx, int tag,
+              Deadline deadline)
+      : engine_(engine), members_(std::move(members)), rank_(rank), ctx_(ctx), tag_(tag), deadline_(deadline),
+        have_deadline_(true) {}
+  // The same with the clock started lazily, at the first deadline() call: an
+  // op that never waits past its spin phase never reads the clock. Every wait
+  // that can block still gets a deadline timeout_ms after that call. members
+  // is borrowed, not copied (no atomic reference count on the hot path: a
+  // locked instruction would wait for the op's published stores): its owner
+  // (the communicator) must outlive the context.
+  CollContext(P2pEngine &engine, const std::shared_ptr<const std::vector<int>> *members, int rank, uint64_t ctx,
+              int tag, uint64_t timeout_ms)
+      : engine_(engine), borrowed_(members), rank_(rank), ctx_(ctx), tag_(tag), timeout_ms_(timeout_ms) {}
+
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(members()->size()); }
+  // The op's sequence number on its communicator (also its tag).
+  int seq() const { return tag_; }
+
+  // Blocking exchanges with communicator ranks. Errors name the peer.
+  Status send(int peer, const void *buf, size_t bytes);
+  Status recv(int peer, void *buf, size_t bytes);
+  // The op must stop: its communicator was aborted, or a member found the
+  // op mismatched and said so in a message (the op's shared-memory waits
+  // see no message of their own).
+  Status interrupted();
+  Status sendrecv(int dest, const void *sendbuf, size_t sendbytes, int source, void *recvbuf, size_t recvbytes);
+  // Everything at once: receives posted first, then sends, then all waited
+  // for (pairwise and linear algorithms). Receive buffers are written.
+  Status exchange(const Xfer *sends, size_t nsends, const Xfer *recvs, size_t nrecvs);
+
+  // The communicator's shared-memory staging when every member is on this
+  // host (nullptr otherwise); set up lazily by the first op that uses it.
+  ShmColl *shm() const { return shm_; }
+  void set_shm(ShmColl *shm) { shm_ = shm; }
+  P2pEngine &engine() const { return engine_; }
+  // Fabric rank of communicator rank r.
+  int fabric_rank(int r) const { return (*members())[static_cast<size_t>(r)]; }
+  const Deadline &deadline() const {
+    if (!have_deadline_) {
+      deadline_ = Deadline::AfterMs(timeout_ms_);
+      have_deadline_ = true;
+    }
+    return deadline_;
+  }
+  // Restart the op's clock: a queued op (non-blocking, grouped) is made when
+  // the user starts it but gets its timeout from when it begins to run.
+  void set_deadline(Deadline deadline) {
+    deadline_ = deadline;
+    have_deadline_ = true;
+  }
+  // The op's signature (core/coll_desc.h: coll_signature), carried with its
+  // messages and shm flags so ranks in different ops fail instead of mixing.
+  uint32_t signature() const { return sig_; }
+  void set_signature(uint32_t sig) { sig_ = sig; }
+
+ private:
+  void prepare(Request &req, int peer, const void *buf, size_t bytes);
+  Status finish(Request &req, const char *what, int peer);
+
+  const std::shared_ptr<const std::vector<int>> &members() const { return borrowed_ ? *borrowed_ : members_; }
+
+  P2pEngine &engine_;
+  std::shared_ptr<const std::vector<int>> members_;  // owned, or empty when borrowed
+  const std::shared_ptr<const std::vector<int>> *borrowed_ = nullptr;
+  int rank_;
+  uint64_t ctx_;
+  int tag_;
+  // Set at construction or computed at the first deadline() (one thread uses
+  // a context at a time).
+  mutable Deadline deadline_;
+  mutable bool have_deadline_ = false;
+  uint64_t timeout_ms_ = 0;
+  ShmColl *shm_ = nullptr;
+  uint32_t sig_ = 0;
+};
+
+}  // namespace xc::coll

@@ -1,0 +1,125 @@
+#include "coll/desc.h"
+
+#include "base/dtype.h"
+
+namespace xc {
+
+const char *coll_kind_name(CollKind kind) {
+  switch (kind) {
+    case CollKind::kBarrier: return "barrier";
+    case CollKind::kBroadcast: return "broadcast";
+    case CollKind::kReduce: return "reduce";
+    case CollKind::kAllreduce: return "allreduce";
+    case CollKind::kAllgather: return "allgather";
+    case CollKind::kAllgatherv: return "allgatherv";
+    case CollKind::kGather: return "gather";
+    case CollKind::kGatherv: return "gatherv";
+    case CollKind::kScatter: return "scatter";
+    case CollKind::kScatterv: return "scatterv";
+    case CollKind::kReduceScatter: return "reduce_scatter";
+    case CollKind::kReduceScatterv: return "reduce_scatterv";
+    case CollKind::kAlltoall: return "alltoall";
+    case CollKind::kAlltoallv: return "alltoallv";
+    case CollKind::kScan: return "scan";
+    case CollKind::kExscan: return "exscan";
+  }
+  return "?";
+}
+
+bool coll_kind_reduces(CollKind kind) {
+  switch (kind) {
+    case CollKind::kReduce:
+    case CollKind::kAllreduce:
+    case CollKind::kReduceScatter:
+    case CollKind::kReduceScatterv:
+    case CollKind::kScan:
+    case CollKind::kExscan: return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+bool per_rank_counts(CollKind kind) {
+  switch (kind) {
+    case CollKind::kAllgatherv:
+    case CollKind::kGatherv:
+    case CollKind::kScatterv:
+    case CollKind::kReduceScatterv:
+    case CollKind::kAlltoallv: return true;
+    default: return false;
+  }
+}
+
+bool rooted(CollKind kind) {
+  switch (kind) {
+    case CollKind::kBroadcast:
+    case CollKind::kReduce:
+    case CollKind::kGather:
+    case CollKind::kGatherv:
+    case CollKind::kScatter:
+    case CollKind::kScatterv: return true;
+    default: return false;
+  }
+}
+
+// Stands in for 0 (an int8 barrier): no op produces it, a barrier carries no count.
+constexpr uint32_t kSigNonZero = 1u << 31;
+static_assert(XC_FLOAT64 < 0xf, "dtype bits 15 mark kSigGaveUp");
+
+}  // namespace
+
+bool placement_agrees(CollKind kind) {
+  return kind == CollKind::kAllreduce || kind == CollKind::kAllgather || kind == CollKind::kAllgatherv ||
+         kind == CollKind::kAlltoall || kind == CollKind::kAlltoallv;
+}
+
+uint32_t coll_signature(const CollDesc &d) {
+  bool counted = d.kind != CollKind::kBarrier && !per_rank_counts(d.kind);
+  uint32_t sig = static_cast<uint32_t>(d.kind) & 0xf;
+  sig |= (static_cast<uint32_t>(d.dtype) & 0xf) << 4;
+  sig |= (coll_kind_reduces(d.kind) ? static_cast<uint32_t>(d.op) & 0x7 : 0) << 8;
+  sig |= (rooted(d.kind) ? static_cast<uint32_t>(d.root) & 0x1ff : 0) << 11;
+  sig |= (placement_agrees(d.kind) && d.in_place ? 1u : 0u) << 11;
+  sig |= (counted ? static_cast<uint32_t>(d.count & 0xfff) : 0) << 20;
+  return sig ? sig : kSigNonZero;
+}
+
+std::string describe_signature(uint32_t sig) {
+  auto kind = static_cast<CollKind>(sig & 0xf);
+  if (sig == kSigCommFree) return "xc_comm_free's closing barrier";
+  if (sig == kSigCommSplit) return "a communicator split (xc_comm_split, _dup or _split_groups)";
+  std::string s = coll_kind_name(kind);
+  if (kind == CollKind::kBarrier) return s;
+  s += std::string(" ") + dtype_name(static_cast<xc_dtype_t>((sig >> 4) & 0xf));
+  if (coll_kind_reduces(kind)) s += std::string(" ") + op_name(static_cast<xc_op_t>((sig >> 8) & 0x7));
+  if (rooted(kind)) s += " root%512=" + std::to_string((sig >> 11) & 0x1ff);
+  if (placement_agrees(kind)) s += (sig >> 11) & 1 ? " in place" : " out of place";
+  if (!per_rank_counts(kind)) s += " count%4096=" + std::to_string((sig >> 20) & 0xfff);
+  return s;
+}
+
+size_t selection_bytes(const CollDesc &d, int nranks) {
+  size_t es = dtype_size(d.dtype), n = static_cast<size_t>(nranks);
+  switch (d.kind) {
+    case CollKind::kBarrier: return 0;
+    case CollKind::kBroadcast:
+    case CollKind::kReduce:
+    case CollKind::kAllreduce:
+    case CollKind::kScan:
+    case CollKind::kExscan:
+    case CollKind::kAllgather:
+    case CollKind::kGather: return d.count * es;
+    case CollKind::kScatter:
+    case CollKind::kReduceScatter:
+    case CollKind::kAlltoall: return d.count * es * n;
+    case CollKind::kAllgatherv: return d.recvcounts.largest() * es;  // what one-shot stages
+    case CollKind::kReduceScatterv: return d.recvcounts.total() * es;
+    case CollKind::kGatherv:
+    case CollKind::kScatterv:
+    case CollKind::kAlltoallv: return 0;
+  }
+  return 0;
+}
+
+}  // namespace xc

@@ -1,0 +1,31 @@
+// How far one-shot reaches before single copy is faster, per op: the
+// selector (algo/selector.cc) asks it for every rank alike, and one-shot-v
+// asks it for what each rank contributes alone. Sizes are what one rank
+// stages (selection_bytes); the measurements are in docs/selector.md.
+#pragma once
+
+#include <cstddef>
+
+#include "coll/desc.h"
+
+namespace xc::coll {
+
+// One-shot's per-rank staging limit (bytes one rank writes into its slot).
+constexpr size_t kShmOneShotMaxBytes = 64 << 10;
+// With a core per rank and single copy available, one-shot stops earlier:
+// reductions at this vector size ...
+constexpr size_t kShmOneShotReduceMaxBytes = 16 << 10;
+// ... reduce (one result, at the root, where single copy pays a second
+// transfer and a done barrier) at this one ...
+constexpr size_t kShmOneShotRootReduceMaxBytes = 32 << 10;
+// ... and data movement where the widest rank copies this much.
+constexpr size_t kShmOneShotMoveMaxBytes = 8 << 10;
+
+// The most bytes one-shot takes for kind before single copy is faster.
+// Oversubscribed, or without single copy, up to its staging limit (single
+// copy's extra barrier costs context switches). gatherv, scatterv and
+// alltoallv: what one rank contributes (its block; the root's blocks; all
+// its blocks), which each rank weighs alone for its own part.
+size_t shm_oneshot_limit(CollKind kind, int nranks, bool single_copy);
+
+}  // namespace xc::coll

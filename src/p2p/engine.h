@@ -1,0 +1,177 @@
+// Point-to-point messaging over the transports: MPI-style matching (context,
+// source, tag, in arrival order), eager sends for small messages and a
+// rendezvous (RTS → CTS → pipelined DATA, or single-copy + FIN) for large
+// ones. Everything else in xcomm — communicator splits, collectives — is
+// built on this engine. One engine per fabric; it never makes connections.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/deadline.h"
+#include "p2p/request.h"
+#include "base/status.h"
+#include "transport/transport.h"
+
+namespace xc {
+
+// Names the op behind a signature ("allreduce float32 sum ...") in the
+// messages of mismatched ops. Signatures are the collective layer's
+// (coll/desc.h); the engine only compares them. nullptr: shown in hex.
+using SignatureNamer = std::string (*)(uint32_t sig);
+
+struct EngineOptions {
+  int my_rank = 0;
+  int fabric_size = 1;
+  size_t eager_bytes = 8192;
+  size_t chunk_bytes = 65536;
+  int spin = 2000;         // polls before sleeping
+  bool thread_safe = true; // false: XC_THREAD_SERIALIZED, no lock
+  SignatureNamer name_signature = nullptr;
+};
+
+class P2pEngine final : private FrameSink {
+ public:
+  explicit P2pEngine(const EngineOptions &opts);
+  ~P2pEngine() override;
+
+  // route[r] carries frames to fabric rank r (nullptr: no transport reaches it).
+  void set_routes(std::vector<Transport *> route);
+
+  // Post a send or receive. On failure to post, req->done with the error.
+  void post_send(Request *req);
+  void post_recv(Request *req);
+
+  // Drive progress until req is done or the deadline passes (XC_ERR_TIMEOUT;
+  // the request is cancelled then). Returns the request's status.
+  Status wait(Request *req, Deadline deadline);
+  // Wait for all of them; returns the first error (every one is finished or
+  // cancelled on return).
+  Status wait_all(Request *const *reqs, size_t n, Deadline deadline);
+  // One progress pass; true when req is done.
+  bool test(Request *req);
+
+  // Withdraw a request that has not completed (after a timeout or an abort).
+  void cancel(Request *req, const Status &why);
+  // Fail every pending request of these contexts (communicator freed or aborted).
+  void cancel_context(uint64_t ctx, const Status &why);
+  // Cancel, and fail at once everything posted on ctx from now on.
+  void abort_context(uint64_t ctx, const Status &why);
+
+  // First dead rank among members, or -1.
+  int first_failed(const std::vector<int> &members);
+  // Whether the collective op of `op` (ctx, tag, members, sig; never
+  // posted) must stop: its context was aborted, or some member reported it
+  // mismatched, or a message of it arrived from a member in another op
+  // (reported to every member here). That error, else OK. For waits outside
+  // requests (shared memory).
+  Status op_interrupted(const Request &op);
+
+  // Tell peers this process leaves on purpose (so they do not see a crash).
+  void announce_departure();
+
+  int my_rank() const { return opts_.my_rank; }
+  // False under XC_THREAD_SERIALIZED: only one thread may use the engine.
+  bool thread_safe() const { return opts_.thread_safe; }
+  // True when some transport carries messages to rank (always for ourselves).
+  bool reaches(int rank) const {
+    return rank == opts_.my_rank || (rank >= 0 && rank < opts_.fabric_size && route_[static_cast<size_t>(rank)]);
+  }
+
+ private:
+  struct Unexpected {
+    uint64_t ctx;
+    int src;
+    int tag;
+    size_t bytes;
+    bool rts;
+    uint64_t send_id;
+    uint64_t addr;
+    uint32_t sig;  // the collective op's signature, 0 for none
+    std::vector<char> data;
+  };
+  // A collective op (ctx, tag) that ranks were found to disagree on: every
+  // request of it fails, now and when posted later. reporter -1: found here.
+  struct Poisoned {
+    uint64_t ctx;
+    int tag;
+    int reporter;
+    uint32_t reporter_sig;
+    int offender;
+    uint32_t offender_sig;
+  };
+  struct Outgoing {  // a frame that did not fit yet; sent in order
+    FrameHeader h;
+    const void *payload;
+    size_t len;
+    Request *completes;  // eager send completed once written, or nullptr
+    Request *owner;      // the send this frame announces (RTS): withdrawn with it
+  };
+  struct PeerState {
+    std::deque<Outgoing> outbox;
+    std::deque<Request *> streaming;  // sends cleared to stream DATA, in CTS order
+  };
+
+  void on_frame(int peer, const FrameHeader &h, const void *payload, size_t len) override;
+  void deliver_eager(Request *req, int src, int tag, const void *data, size_t bytes);
+  void start_large_recv(Request *req, int src, int tag, size_t bytes, uint64_t send_id, uint64_t addr);
+  void send_frame(int peer, const FrameHeader &h, const void *payload, size_t len, Request *completes,
+                  Request *owner = nullptr);
+  void send_control(int peer, uint32_t kind, uint64_t id, uint64_t arg, uint32_t flags = 0);
+  bool flush_peer(int peer, PeerState &ps);
+  bool progress_locked();
+  bool pending_locked() const;
+  void check_peers_locked(bool even_if_idle = false);
+  void fail_peer_locked(int rank);
+  int first_crashed_locked(const std::vector<int> &members);
+  // Refuse a request whose context was aborted, or a collective's whose
+  // member crashed.
+  Status admission_check_locked(const Request *req);
+  void cancel_locked(Request *req, const Status &why);
+  void complete(Request *req, Status st);
+  void mark_busy(int peer);
+  bool matches(const Request *req, uint64_t ctx, int src, int tag) const;
+  Status post_check(Request *req);
+  // Signatures: a receive met a message of its op (ctx, tag) with another
+  // signature. Fail the whole op here and tell every other member.
+  void mismatch_locked(Request *req, int src, uint32_t their_sig);
+  // The same for op (a receive, or an op that waits outside requests); its
+  // error. Completes nothing.
+  Status report_mismatch_locked(const Request &op, int src, uint32_t their_sig);
+  void poison_locked(const Poisoned &p);
+  Status poisoned_error(const Poisoned &p, const Request *req);
+  std::string name_signature(uint32_t sig) const;
+  // A posted receive of the same op as the arrival (ctx, tag) whose signature differs, or nullptr.
+  Request *conflicting_recv_locked(uint64_t ctx, int tag, uint32_t sig);
+  Status peer_gone_error(const Request *req, int rank);
+  std::unique_lock<std::mutex> lock();
+
+  EngineOptions opts_;
+  std::mutex mu_;
+  std::condition_variable done_cv_;  // only used when no transport exists (a world of one)
+  std::vector<Transport *> route_;
+  std::vector<Transport *> transports_;  // distinct, for polling
+  std::vector<PeerState> peers_;
+  std::vector<char> dead_;
+  std::list<Request *> posted_;       // receives in post order
+  std::list<Unexpected> unexpected_;  // arrivals in order
+  std::unordered_map<uint64_t, Request *> sends_waiting_;  // by our id
+  std::unordered_map<uint64_t, Request *> recvs_streaming_;  // by our id
+  std::vector<std::pair<uint64_t, Status>> aborted_;  // contexts whose later requests fail at once
+  std::deque<Poisoned> poisoned_;  // the latest collective ops found mismatched
+  std::vector<int> busy_peers_;  // peers with a non-empty outbox or stream
+  std::vector<char> busy_flag_;
+  uint64_t next_id_ = 1;
+  Deadline::Clock::time_point next_peer_check_;
+  bool in_poll_ = false;
+};
+
+}  // namespace xc

@@ -1,0 +1,85 @@
+// The body behind xc_comm_t: a set of fabric ranks with its own context ids.
+// Handles are checked by magic on every call; a freed communicator keeps its
+// small shell (magic = freed) so a stale handle is reported, not followed.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "coll/context.h"
+#include "base/deadline.h"
+#include "runtime/fabric.h"
+#include "base/status.h"
+#include "xcomm.h"
+
+namespace xc {
+class CollQueue;  // core/coll_queue.h
+}
+
+constexpr uint32_t kCommMagic = 0x434f4d31;  // "COM1"
+constexpr uint32_t kCommFreed = 0x46524545;  // "FREE"
+
+struct xc_comm_s {
+  uint32_t magic = kCommMagic;
+  std::shared_ptr<xc::Fabric> fabric;
+  std::shared_ptr<const std::vector<int>> members;  // fabric rank of each communicator rank
+  std::shared_ptr<const std::vector<int>> rank_of_fabric;  // communicator rank of each fabric rank, -1 if absent
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  uint64_t ctx = 0;  // point-to-point (even); ctx + 1 carries the collectives
+  std::atomic<bool> broken{false};  // a collective failed: ranks may be out of step
+  uint64_t timeout_ms = 300000;
+  std::string name;
+  std::atomic<bool> aborted{false};
+  std::atomic<uint64_t> coll_seq{0};
+  // Shared-memory staging for the collectives when every member is on this
+  // host (algo/shm_coll.h); nullptr otherwise.
+  std::shared_ptr<xc::coll::ShmColl> shm_coll;
+  // The worker that runs non-blocking and grouped collectives in order
+  // (core/coll_queue.h); made at the first one, joined by xc_comm_free.
+  std::mutex coll_queue_mu;
+  std::shared_ptr<xc::CollQueue> coll_queue;
+};
+
+namespace xc {
+
+// Validate a handle from the user (NULL, freed, garbage-but-readable).
+Status check_comm(const xc_comm_s *comm);
+
+// XC_ERR_ABORTED after xc_comm_abort. Inline on success: every op calls it.
+Status usable_error(const xc_comm_s *comm);
+inline Status check_usable(const xc_comm_s *comm) {
+  if (comm && comm->magic == kCommMagic && !comm->aborted.load()) return Status::Ok();
+  return usable_error(comm);
+}
+
+// The config the user passed (NULL = defaults), copied and validated:
+// min(size, ours) bytes, a non-zero unknown tail rejected.
+Status read_config(const xc_config_t *user, xc_config_t *out);
+
+uint64_t effective_timeout_ms(const xc_config_t &cfg);
+
+Status comm_init_world(const xc_config_t *cfg, xc_comm_s **out);
+Status comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, const xc_config_t *cfg, xc_comm_s **out);
+Status comm_get_unique_id(xc_unique_id_t *id);
+Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg, xc_comm_s **out);
+Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes, const int *ranks,
+                         const xc_config_t *cfg, xc_comm_s **out);
+Status comm_dup(xc_comm_s *comm, xc_comm_s **out);
+Status comm_free(xc_comm_s *comm);
+void comm_abort(xc_comm_s *comm);
+xc_result_t comm_async_error(xc_comm_s *comm);
+
+// The context of comm's next collective (its own tag, the op's deadline).
+coll::CollContext make_coll_context(xc_comm_s *comm);
+
+// A deadline for one op on comm.
+inline Deadline op_deadline(const xc_comm_s *comm) { return Deadline::AfterMs(comm->timeout_ms); }
+
+}  // namespace xc

@@ -1,0 +1,180 @@
+#include "runtime/fabric.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "base/env.h"
+#include "coll/desc.h"
+#include "base/host_id.h"
+#include "base/log.h"
+
+namespace xc {
+
+namespace {
+
+// What each rank tells the others at start-up.
+struct RankCard {
+  std::string host;
+  pid_t pid = 0;
+
+  std::string encode() const { return host + "\n" + std::to_string(pid); }
+  static Status decode(const std::string &text, int rank, RankCard *out) {
+    size_t nl = text.rfind('\n');
+    if (nl == std::string::npos) return Error(XC_ERR_INTERNAL, "rank %d sent a malformed start-up card", rank);
+    out->host = text.substr(0, nl);
+    out->pid = static_cast<pid_t>(std::stol(text.substr(nl + 1)));
+    return Status::Ok();
+  }
+};
+
+int default_spin(size_t local_ranks) {
+  if (env_is_set("XC_SPIN")) return static_cast<int>(std::max<int64_t>(1, env_get_int("XC_SPIN")));
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  // More ranks than cores: a spinning rank steals the core its peer needs,
+  // so it soon turns to sched_yield polling (P2pEngine::wait).
+  return static_cast<long>(local_ranks) > cores ? 20 : 2000;
+}
+
+}  // namespace
+
+Status Fabric::create(const FabricSetup &setup, std::shared_ptr<Fabric> *out) {
+  std::shared_ptr<Fabric> f(new Fabric());
+  XC_TRY(f->bootstrap(setup));
+  *out = std::move(f);
+  return Status::Ok();
+}
+
+Fabric::~Fabric() {
+  if (engine_) engine_->announce_departure();
+  engine_.reset();
+  shm_.reset();
+  store_.reset();
+  server_.reset();
+}
+
+Status Fabric::bootstrap(const FabricSetup &setup) {
+  rank_ = setup.rank;
+  size_ = setup.size;
+  set_log_rank(rank_);
+  Deadline deadline = Deadline::AfterMs(setup.timeout_ms);
+
+  std::vector<RankCard> cards(static_cast<size_t>(size_));
+  cards[static_cast<size_t>(rank_)] = RankCard{host_id(), getpid()};
+  if (size_ > 1) {
+    if (setup.serve_store)
+      XC_TRY_CTX(bootstrap::StoreServer::start(setup.store_host, setup.store_port, setup.store_fd, setup.token, &server_),
+                 "cannot serve the bootstrap store");
+    XC_TRY(bootstrap::StoreClient::connect(setup.store_host, setup.store_port, setup.token, deadline, &store_));
+    std::vector<std::string> all;
+    XC_TRY(bootstrap::store_allgather(*store_, "init", rank_, size_, cards[static_cast<size_t>(rank_)].encode(),
+                                      deadline, &all));
+    for (int r = 0; r < size_; ++r) XC_TRY(RankCard::decode(all[static_cast<size_t>(r)], r, &cards[static_cast<size_t>(r)]));
+  }
+
+  // Hosts are numbered in order of their lowest rank.
+  std::map<std::string, int> host_numbers;
+  host_index_.resize(static_cast<size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    auto it = host_numbers.emplace(cards[static_cast<size_t>(r)].host, static_cast<int>(host_numbers.size())).first;
+    host_index_[static_cast<size_t>(r)] = it->second;
+  }
+  host_count_ = static_cast<int>(host_numbers.size());
+
+  std::vector<int> local_ranks;
+  for (int r = 0; r < size_; ++r)
+    if (host_index_[static_cast<size_t>(r)] == host_index_[static_cast<size_t>(rank_)]) local_ranks.push_back(r);
+
+  EngineOptions eo;
+  eo.my_rank = rank_;
+  eo.fabric_size = size_;
+  eo.eager_bytes = static_cast<size_t>(env_get_int("XC_SHM_EAGER_BYTES"));
+  eo.chunk_bytes = static_cast<size_t>(std::max<int64_t>(4096, env_get_int("XC_SHM_CHUNK_BYTES")));
+  eo.spin = default_spin(local_ranks.size());
+  eo.thread_safe = setup.thread_safe;
+  eo.name_signature = describe_signature;
+  engine_ = std::make_unique<P2pEngine>(eo);
+
+  if (size_ > 1) XC_TRY(connect_shm(setup, local_ranks));
+  XC_TRY(agree_on_topology(deadline));
+  XC_INFO("fabric of %d ranks on %d hosts ready; %zu ranks on this host", size_, host_count_, local_ranks.size());
+  return Status::Ok();
+}
+
+// The lowest rank of each host probes it (NVML only: no CUDA is initialised
+// in a user's process at start-up) and publishes a summary; every rank reads every
+// host's, so all ranks decide from the same facts. A probe that fails counts
+// as a host without GPUs, logged, rather than failing start-up.
+Status Fabric::agree_on_topology(Deadline deadline) {
+  auto summarize = [](HostSummary *s) {
+    topo::Topology t;
+    Status st = topo::probe(&t, topo::GpuProbe::kNvmlOnly);
+    if (!st.ok()) {
+      XC_WARN("topology probe failed, taken as a host without GPUs: %s", st.message().c_str());
+      return;
+    }
+    s->cls = t.classify();
+    s->gpus = static_cast<int>(t.gpus.size());
+  };
+  hosts_.assign(static_cast<size_t>(host_count_), HostSummary{});
+  if (size_ == 1) {
+    summarize(&hosts_[0]);
+    return Status::Ok();
+  }
+  std::vector<int> leader(static_cast<size_t>(host_count_), -1);
+  for (int r = size_ - 1; r >= 0; --r) leader[static_cast<size_t>(host_of(r))] = r;
+  int my_host = host_of(rank_);
+  if (leader[static_cast<size_t>(my_host)] == rank_) {
+    HostSummary mine;
+    summarize(&mine);
+    XC_TRY(store_->set("topo/" + std::to_string(my_host),
+                       std::to_string(static_cast<int>(mine.cls)) + " " + std::to_string(mine.gpus)));
+  }
+  for (int h = 0; h < host_count_; ++h) {
+    std::string value;
+    XC_TRY_CTX(store_->get("topo/" + std::to_string(h), deadline, &value),
+               "waiting for host " + std::to_string(h) + "'s topology (rank " + std::to_string(leader[static_cast<size_t>(h)]) + ")");
+    int cls = 0, gpus = 0;
+    if (sscanf(value.c_str(), "%d %d", &cls, &gpus) != 2)
+      return Error(XC_ERR_INTERNAL, "host %d published a malformed topology summary '%s'", h, value.c_str());
+    hosts_[static_cast<size_t>(h)] = HostSummary{static_cast<topo::HostClass>(cls), gpus};
+  }
+  XC_INFO("host topology: %s with %d GPUs", topo::host_class_name(hosts_[static_cast<size_t>(my_host)].cls),
+          hosts_[static_cast<size_t>(my_host)].gpus);
+  return Status::Ok();
+}
+
+Status Fabric::connect_shm(const FabricSetup &setup, std::vector<int> local_ranks) {
+  Deadline deadline = Deadline::AfterMs(setup.timeout_ms);
+  bool use_shm = local_ranks.size() > 1;
+  if (use_shm) {
+    shm::ShmOptions so;
+    so.name_prefix = "/xcomm-" + setup.job_id + "-" + setup.token.substr(0, 8) + "-";
+    so.my_rank = rank_;
+    so.fabric_size = size_;
+    so.local_ranks = std::move(local_ranks);
+    so.ring_bytes = static_cast<size_t>(env_get_int("XC_SHM_RING_BYTES"));
+    std::string large = env_get("XC_SHM_LARGE");
+    if (large != "copy" && large != "cma")
+      return Error(XC_ERR_INVALID_ARGUMENT, "XC_SHM_LARGE=%s: expected copy or cma", large.c_str());
+    so.single_copy = large == "cma";
+    XC_TRY(shm::ShmTransport::create(so, &shm_));
+  }
+  // Every rank takes part in the barriers, so hosts with one rank keep step.
+  XC_TRY_CTX(bootstrap::store_barrier(*store_, "shm-created", size_, deadline), "shared-memory set-up");
+  if (use_shm) XC_TRY(shm_->connect());
+  XC_TRY_CTX(bootstrap::store_barrier(*store_, "shm-connected", size_, deadline), "shared-memory set-up");
+  std::vector<Transport *> route(static_cast<size_t>(size_), nullptr);
+  if (use_shm) {
+    shm_->unlink_own();
+    for (int r = 0; r < size_; ++r)
+      if (shm_->reaches(r)) route[static_cast<size_t>(r)] = shm_.get();
+  }
+  engine_->set_routes(std::move(route));
+  return Status::Ok();
+}
+
+}  // namespace xc

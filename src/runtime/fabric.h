@@ -1,0 +1,83 @@
+// A fabric is one job as this process sees it: its rank among all ranks, who
+// runs where, the bootstrap store, the transports to every peer and the
+// point-to-point engine over them. It is made once per xc_init or
+// xc_comm_init_rank; every communicator split from it shares it, so splits
+// and point-to-point never make new connections.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/store.h"
+#include "p2p/engine.h"
+#include "base/status.h"
+#include "topo/topology.h"
+#include "transport/shm/shm_transport.h"
+
+namespace xc {
+
+struct FabricSetup {
+  int rank = 0;
+  int size = 1;
+  std::string store_host;  // empty with size 1
+  uint16_t store_port = 0;
+  int store_fd = -1;       // rank 0: serve on this inherited socket
+  bool serve_store = false;  // rank 0 of xc_init serves; unique-id stores are served elsewhere
+  std::string token;
+  std::string job_id;
+  uint64_t timeout_ms = 300000;
+  bool thread_safe = true;
+};
+
+class Fabric {
+ public:
+  static Status create(const FabricSetup &setup, std::shared_ptr<Fabric> *out);
+  ~Fabric();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  P2pEngine &engine() { return *engine_; }
+  // Index of the host fabric rank r runs on (equal index = same host).
+  int host_of(int r) const { return host_index_[static_cast<size_t>(r)]; }
+  int host_count() const { return host_count_; }
+  // The GPU interconnect class of host h and its GPU count, as that host's
+  // leader probed it and every rank read it (so all ranks agree).
+  topo::HostClass host_class(int h) const { return hosts_[static_cast<size_t>(h)].cls; }
+  int host_gpus(int h) const { return hosts_[static_cast<size_t>(h)].gpus; }
+  // The bootstrap store (nullptr in a job of one): the way to reach every
+  // rank while no transport does.
+  bootstrap::StoreClient *store() { return store_.get(); }
+  // True when a transport reaches every one of these fabric ranks.
+  bool reaches_all(const std::vector<int> &ranks) const {
+    for (int r : ranks)
+      if (!engine_->reaches(r)) return false;
+    return true;
+  }
+
+
+ private:
+  Fabric() = default;
+  Status bootstrap(const FabricSetup &setup);
+  Status connect_shm(const FabricSetup &setup, std::vector<int> local_ranks);
+  Status agree_on_topology(Deadline deadline);
+
+  struct HostSummary {
+    topo::HostClass cls = topo::HostClass::kNoGpu;
+    int gpus = 0;
+  };
+
+  int rank_ = 0;
+  int size_ = 1;
+  std::vector<int> host_index_;
+  int host_count_ = 1;
+  std::vector<HostSummary> hosts_;
+  std::unique_ptr<bootstrap::StoreServer> server_;
+  std::unique_ptr<bootstrap::StoreClient> store_;
+  std::unique_ptr<shm::ShmTransport> shm_;
+  std::unique_ptr<P2pEngine> engine_;
+};
+
+}  // namespace xc
