@@ -2,21 +2,44 @@
 
 #include <cstdint>
 
+#include "base/reduce_table.h"
+
 namespace xc {
 
 namespace {
+
 struct DtypeInfo {
   const char *name;
   size_t size;
   bool integer;
 };
-// Indexed by xc_dtype_t; the enum values are fixed by the ABI.
-constexpr DtypeInfo kDtypes[] = {
-    {"int8", 1, true},     {"uint8", 1, true},    {"int32", 4, true},    {"uint32", 4, true},
-    {"int64", 8, true},    {"uint64", 8, true},   {"float16", 2, false}, {"bfloat16", 2, false},
-    {"float32", 4, false}, {"float64", 8, false},
+// Indexed by xc_dtype_t (the table lists the dtypes in enum order).
+#define XC_DTYPE_INFO(d, T, k, name) {name, sizeof(T), reduce_table::Kind::k == reduce_table::Kind::kInt},
+constexpr DtypeInfo kDtypes[] = {XC_REDUCE_DTYPES(XC_DTYPE_INFO)};
+#undef XC_DTYPE_INFO
+#define XC_OP_NAME(o, name) name,
+constexpr const char *kOps[] = {XC_REDUCE_OPS(XC_OP_NAME)};
+#undef XC_OP_NAME
+
+// The arrays are indexed by the enum values, which the ABI fixes.
+constexpr int kDtypeIndex[] = {
+#define XC_DTYPE_INDEX(d, T, k, name) static_cast<int>(d),
+    XC_REDUCE_DTYPES(XC_DTYPE_INDEX)
+#undef XC_DTYPE_INDEX
 };
-constexpr const char *kOps[] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor"};
+constexpr int kOpIndex[] = {
+#define XC_OP_INDEX(o, name) static_cast<int>(o),
+    XC_REDUCE_OPS(XC_OP_INDEX)
+#undef XC_OP_INDEX
+};
+constexpr bool in_enum_order(const int *v, int n) {
+  for (int i = 0; i < n; ++i)
+    if (v[i] != i) return false;
+  return true;
+}
+static_assert(in_enum_order(kDtypeIndex, reduce_table::kNumDtypes), "XC_REDUCE_DTYPES lists the dtypes in enum order");
+static_assert(in_enum_order(kOpIndex, reduce_table::kNumOps), "XC_REDUCE_OPS lists the ops in enum order");
+
 }  // namespace
 
 bool dtype_valid(xc_dtype_t dtype) {

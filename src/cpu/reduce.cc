@@ -16,16 +16,6 @@ namespace xc::cpu {
 
 namespace {
 
-// The table is indexed by the enum values, which the ABI fixes.
-#define XC_REDUCE_CHECK_DTYPE(d, T, k) \
-  static_assert(static_cast<int>(d) >= 0 && static_cast<int>(d) < reduce_table::kNumDtypes, #d " indexes the table");
-XC_REDUCE_DTYPES(XC_REDUCE_CHECK_DTYPE)
-#undef XC_REDUCE_CHECK_DTYPE
-#define XC_REDUCE_CHECK_OP(o) \
-  static_assert(static_cast<int>(o) >= 0 && static_cast<int>(o) < reduce_table::kNumOps, #o " indexes the table");
-XC_REDUCE_OPS(XC_REDUCE_CHECK_OP)
-#undef XC_REDUCE_CHECK_OP
-
 bool cpu_has(Isa isa) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
