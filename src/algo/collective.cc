@@ -249,7 +249,7 @@ Status run_collective(CollContext &c, const CollDesc &d) {
   Locality loc;
   // ensure() is collective: every rank reaches it at this op alike (same
   // members, same XC_ALGO).
-  coll::ShmColl *shm = c.shm();
+  coll::ShmColl *shm = coll::shm_of(c);
   if (shm && n > 1 && (!forced || is_shm_algo(algo))) {
     loc.all_local = true;
     if (!shm->state()) XC_TRY(shm->ensure(c));  // set up by the first op; no Status built after

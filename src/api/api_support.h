@@ -6,7 +6,7 @@
 #include <new>
 #include <string>
 
-#include "runtime/coll_queue.h"
+#include "runtime/coll_task.h"
 #include "runtime/comm.h"
 #include "p2p/request.h"
 #include "base/status.h"

@@ -7,7 +7,7 @@
 #include "algo/collective.h"
 #include "api/api_support.h"
 #include "api/group.h"
-#include "runtime/coll_queue.h"
+#include "runtime/coll_task.h"
 
 namespace xc::api {
 
@@ -26,15 +26,12 @@ xc_result_t run_inline(const char *fn, xc_comm_t comm, const CollDesc &desc) {
 
 xc_result_t coll_submit(const char *fn, xc_comm_t comm, CollDesc &&desc, xc_request_t *req) {
   bool grouped = in_group();
-  if (!req && !grouped && coll_queue_idle(comm)) return run_inline(fn, comm, desc);
+  if (!req && !grouped && comm->executor->idle()) return run_inline(fn, comm, desc);
   // The caller may reuse its count arrays once a non-blocking or grouped call returns.
   if (req || grouped) desc.own_arrays();
   // Context and signature now, on this thread: ops match in the order this rank started them.
   auto task = std::make_shared<CollTask>(fn, comm, std::move(desc));
-  if (comm->fabric->engine().thread_safe())
-    coll_queue_of(comm).submit(task);
-  else
-    task->run(comm);  // XC_THREAD_SERIALIZED: no second thread may touch the engine; the op completes here
+  comm->executor->submit(task);
   if (grouped) group_add_coll(task);
   if (req) {
     xc_request_s *r = request_alloc();

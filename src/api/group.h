@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "api/api_support.h"
-#include "runtime/coll_queue.h"
+#include "runtime/coll_task.h"
 
 namespace xc::api {
 

@@ -9,13 +9,12 @@
 #include <vector>
 
 #include "base/deadline.h"
+#include "coll/backend.h"
 #include "p2p/engine.h"
 #include "p2p/request.h"
 #include "base/status.h"
 
 namespace xc::coll {
-
-class ShmColl;  // algo/shm_coll.h: the communicator's shared-memory staging (same host)
 
 // One transfer of an exchange: bytes to or from a communicator rank.
 struct Xfer {
@@ -57,10 +56,11 @@ class CollContext {
   // for (pairwise and linear algorithms). Receive buffers are written.
   Status exchange(const Xfer *sends, size_t nsends, const Xfer *recvs, size_t nrecvs);
 
-  // The communicator's shared-memory staging when every member is on this
-  // host (nullptr otherwise); set up lazily by the first op that uses it.
-  ShmColl *shm() const { return shm_; }
-  void set_shm(ShmColl *shm) { shm_ = shm; }
+  // The communicator's backend of that kind (coll/backend.h), nullptr when
+  // it has none; set up lazily by the first op that uses it.
+  Backend *backend(BackendId id) const { return backends_ ? backends_->get(id) : nullptr; }
+  // Borrowed: the communicator that owns them outlives its ops.
+  void set_backends(const BackendSet *backends) { backends_ = backends; }
   P2pEngine &engine() const { return engine_; }
   // Fabric rank of communicator rank r.
   int fabric_rank(int r) const { return (*members())[static_cast<size_t>(r)]; }
@@ -99,7 +99,7 @@ class CollContext {
   mutable Deadline deadline_;
   mutable bool have_deadline_ = false;
   uint64_t timeout_ms_ = 0;
-  ShmColl *shm_ = nullptr;
+  const BackendSet *backends_ = nullptr;
   uint32_t sig_ = 0;
 };
 

@@ -7,10 +7,10 @@
 #include <mutex>
 
 #include "algo/algorithms.h"
-#include "coll/shm/backend.h"
+#include "algo/backends.h"
+#include "coll/desc.h"
 #include "bootstrap/launcher.h"
 #include "bootstrap/unique_id.h"
-#include "runtime/coll_queue.h"
 #include "base/env.h"
 #include "base/host_id.h"
 #include "base/log.h"
@@ -46,9 +46,12 @@ Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int m
   comm->ctx = ctx;
   comm->timeout_ms = effective_timeout_ms(cfg);
   comm->name = cfg.name ? cfg.name : name;
-  // Every member on this host: the collectives may share memory (the segment
-  // is made lazily, by the first op that uses it).
-  if (comm->size > 1 && comm->local_size == comm->size) comm->shm_coll = std::make_shared<coll::ShmColl>();
+  algo::Team team;
+  team.size = comm->size;
+  team.one_host = comm->local_size == comm->size;
+  algo::add_backends(team, &comm->backends);  // each set up by the first op that uses it
+  xc_comm_s *raw = comm.get();
+  comm->executor = comm->fabric->engine().thread_safe() ? make_worker_executor(raw) : make_inline_executor(raw);
   *out = comm.release();
   return Status::Ok();
 }
@@ -118,7 +121,7 @@ std::string store_key(const xc_comm_s *comm, const char *what, int seq) {
 Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::vector<SplitRecord> *all, int *seq) {
   all->assign(static_cast<size_t>(parent->size), SplitRecord{});
   (*all)[static_cast<size_t>(parent->rank)] = mine;
-  coll_queue_drain(parent);  // collectives started earlier run first, in order
+  parent->executor->drain();  // collectives started earlier run first, in order
   coll::CollContext c = make_coll_context(parent);
   c.set_signature(kSigCommSplit);
   *seq = c.seq();
@@ -152,7 +155,7 @@ coll::CollContext make_coll_context(xc_comm_s *comm) {
   // The deadline clock starts at the op's first blocking wait (CollContext).
   coll::CollContext c(comm->fabric->engine(), &comm->members, comm->rank, comm->ctx + 1, tag,
                       comm->timeout_ms);  // borrows comm->members: comm outlives its ops
-  c.set_shm(comm->shm_coll.get());
+  c.set_backends(&comm->backends);
   return c;
 }
 
@@ -381,7 +384,7 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
 Status comm_dup(xc_comm_s *comm, xc_comm_s **out) { return comm_split(comm, 0, comm->rank, nullptr, out); }
 
 Status comm_free(xc_comm_s *comm) {
-  coll_queue_shutdown(comm);  // started collectives finish (or time out) first; the worker is joined
+  comm->executor->shutdown();  // started collectives finish (or time out) first; a worker is joined
   // Synchronise so no rank tears down while a peer still needs its messages;
   // skipped after an abort or a failure, where it could only time out.
   if (!comm->aborted.load() && !comm->broken.load() && comm->fabric->engine().first_failed(*comm->members) < 0) {
@@ -397,6 +400,7 @@ Status comm_free(xc_comm_s *comm) {
   comm->fabric->engine().cancel_context(comm->ctx, why);
   comm->fabric->engine().cancel_context(comm->ctx + 1, why);
   comm->magic = kCommFreed;
+  comm->backends.clear();  // segments and scratch go now; only the shell stays
   comm->members.reset();
   comm->rank_of_fabric.reset();
   comm->fabric.reset();  // the last communicator of a fabric tears it down
@@ -406,7 +410,7 @@ Status comm_free(xc_comm_s *comm) {
 void comm_abort(xc_comm_s *comm) {
   comm->aborted.store(true);
   Status why = Error(XC_ERR_ABORTED, "the communicator was aborted");
-  coll_queue_abort(comm, why);  // queued collectives fail; the running one fails with its context below
+  comm->executor->abort(why);  // queued collectives fail; the running one fails with its context below
   comm->fabric->engine().abort_context(comm->ctx, why);
   comm->fabric->engine().abort_context(comm->ctx + 1, why);
 }

@@ -6,19 +6,16 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "coll/backend.h"
 #include "coll/context.h"
 #include "base/deadline.h"
+#include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "base/status.h"
 #include "xcomm.h"
-
-namespace xc {
-class CollQueue;  // core/coll_queue.h
-}
 
 constexpr uint32_t kCommMagic = 0x434f4d31;  // "COM1"
 constexpr uint32_t kCommFreed = 0x46524545;  // "FREE"
@@ -38,13 +35,12 @@ struct xc_comm_s {
   std::string name;
   std::atomic<bool> aborted{false};
   std::atomic<uint64_t> coll_seq{0};
-  // Shared-memory staging for the collectives when every member is on this
-  // host (algo/shm_coll.h); nullptr otherwise.
-  std::shared_ptr<xc::coll::ShmColl> shm_coll;
-  // The worker that runs non-blocking and grouped collectives in order
-  // (core/coll_queue.h); made at the first one, joined by xc_comm_free.
-  std::mutex coll_queue_mu;
-  std::shared_ptr<xc::CollQueue> coll_queue;
+  // The collective backends its members share (shared memory when all are
+  // on this host; algo/backends.h decides).
+  xc::coll::BackendSet backends;
+  // Runs its non-blocking and grouped collectives in order
+  // (runtime/executor.h); shut down by xc_comm_free.
+  std::unique_ptr<xc::Executor> executor;
 };
 
 namespace xc {

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "coll/backend.h"
 #include "coll/context.h"
 #include "coll/desc.h"
 #include "coll/shm/reach.h"
@@ -32,17 +33,21 @@ size_t shm_oneshot_bytes(const CollDesc &d, int nranks);
 
 struct ShmState;  // algo/shm_state.h: the mapped segment and this rank's view of it
 
-class ShmColl {
+// The backend (coll/backend.h) of communicators whose members all live on
+// this host.
+class ShmColl final : public Backend {
  public:
   ShmColl();
-  ~ShmColl();
+  ~ShmColl() override;
   ShmColl(const ShmColl &) = delete;
   ShmColl &operator=(const ShmColl &) = delete;
 
+  BackendId id() const override { return BackendId::kShm; }
+  const char *name() const override { return "shm"; }
   // Collective over c: every member calls it at the same op. Maps the shared
   // segment on first use (idempotent, cheap afterwards) and agrees among all
   // ranks whether single-copy (process_vm_readv/writev) works between them.
-  Status ensure(CollContext &c);
+  Status ensure(CollContext &c) override;
   bool ready() const;
   bool single_copy_ok() const;
 
@@ -51,6 +56,9 @@ class ShmColl {
  private:
   std::unique_ptr<ShmState> state_;
 };
+
+// c's shared-memory backend; nullptr when not every member is on this host.
+inline ShmColl *shm_of(const CollContext &c) { return static_cast<ShmColl *>(c.backend(BackendId::kShm)); }
 
 // Every CollKind, when shm_oneshot_bytes(d, c.size()) <= kShmOneShotMaxBytes;
 // gatherv, scatterv and alltoallv at any size (shm_oneshot_v).

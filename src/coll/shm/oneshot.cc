@@ -233,8 +233,8 @@ Status shm_oneshot(CollContext &c, const CollDesc &d) {
   if (need > kShmOneShotMaxBytes)
     return Error(XC_ERR_UNSUPPORTED, "shm one-shot cannot stage %s of %zu bytes per rank (limit %zu)",
                  coll_kind_name(d.kind), need, kShmOneShotMaxBytes);
-  if (!c.shm()->state()) XC_TRY(c.shm()->ensure(c));  // normally done by run_collective already
-  ShmState &st = *c.shm()->state();
+  if (!shm_of(c)->state()) XC_TRY(shm_of(c)->ensure(c));  // normally done by run_collective already
+  ShmState &st = *shm_of(c)->state();
   // need is alike on every rank (allgatherv: the largest block), so all
   // ranks agree whether the payload travels inline.
   OneShot o{c, d, st, 0, c.size(), c.rank(), dtype_size(d.dtype), need <= kShmInlineBytes, need <= kShmSmallSlotBytes};

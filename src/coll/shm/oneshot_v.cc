@@ -467,8 +467,8 @@ Status OneShotV::alltoallv() {
 }  // namespace
 
 Status shm_oneshot_v(CollContext &c, const CollDesc &d) {
-  XC_TRY(c.shm()->ensure(c));
-  ShmState &st = *c.shm()->state();
+  XC_TRY(shm_of(c)->ensure(c));
+  ShmState &st = *shm_of(c)->state();
   int n = c.size();
   OneShotV o{c, d, st, n, c.rank(), dtype_size(d.dtype), shm_oneshot_limit(d.kind, n, st.cma_ok)};
   switch (d.kind) {

@@ -410,10 +410,10 @@ Status shm_single_copy_arrived(CollContext &c, const CollDesc &d, ShmState &st, 
 }
 
 Status shm_single_copy(CollContext &c, const CollDesc &d) {
-  XC_TRY(c.shm()->ensure(c));
-  if (!c.shm()->single_copy_ok())
+  XC_TRY(shm_of(c)->ensure(c));
+  if (!shm_of(c)->single_copy_ok())
     return Error(XC_ERR_UNSUPPORTED, "single-copy (process_vm_readv) is not available between these ranks");
-  ShmState &st = *c.shm()->state();
+  ShmState &st = *shm_of(c)->state();
   SingleCopy x{c, d, st, 0, c.size(), c.rank(), dtype_size(d.dtype)};
   // Every single-copy op ends with finish(): only the arrival ring to guard.
   XC_TRY(st.enter(c, kShmArrivalDepth, &x.s));

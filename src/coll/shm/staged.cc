@@ -114,8 +114,8 @@ Status shm_staged(CollContext &c, const CollDesc &d, bool may_single_copy) {
   bool gathers = d.kind == CollKind::kAllgather || d.kind == CollKind::kAllgatherv;
   if (!gathers && d.kind != CollKind::kAlltoall && d.kind != CollKind::kBroadcast)
     return Error(XC_ERR_UNSUPPORTED, "shm staged does not run %s", coll_kind_name(d.kind));
-  XC_TRY(c.shm()->ensure(c));
-  ShmState &st = *c.shm()->state();
+  XC_TRY(shm_of(c)->ensure(c));
+  ShmState &st = *shm_of(c)->state();
   if (d.kind == CollKind::kBroadcast) return broadcast(c, d, st);
   return gathers ? allgather(c, d, st, may_single_copy) : alltoall(c, d, st);
 }

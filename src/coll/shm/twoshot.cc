@@ -22,8 +22,8 @@ Status shm_twoshot(CollContext &c, const CollDesc &d, bool may_single_copy) {
   bool scatter = d.kind == CollKind::kReduceScatter || d.kind == CollKind::kReduceScatterv;
   if (d.kind != CollKind::kAllreduce && d.kind != CollKind::kReduce && !scatter)
     return Error(XC_ERR_UNSUPPORTED, "shm two-shot does not run %s", coll_kind_name(d.kind));
-  XC_TRY(c.shm()->ensure(c));
-  ShmState &st = *c.shm()->state();
+  XC_TRY(shm_of(c)->ensure(c));
+  ShmState &st = *shm_of(c)->state();
   int n = c.size(), r = c.rank();
   size_t es = dtype_size(d.dtype);
   const char *in = d.in_place ? static_cast<const char *>(d.recvbuf) : static_cast<const char *>(d.sendbuf);

@@ -1,0 +1,80 @@
+#include "runtime/coll_task.h"
+
+#include <chrono>
+#include <utility>
+
+#include "algo/collective.h"
+#include "runtime/comm.h"
+
+namespace xc {
+
+namespace {
+
+// xc_wait's backstop comes this long after the op's own deadline, so the op's
+// own timeout (which names the peer it waited for) is what the user sees.
+constexpr uint64_t kWaitGraceMs = 1000;
+
+}  // namespace
+
+Status coll_op_error(Status st, const char *fn, xc_comm_s *comm, int seq) {
+  if (st.ok()) return st;
+  comm->broken.store(true);
+  return Status(st.code(), std::string(fn) + " (op #" + std::to_string(seq) + " on comm '" + comm->name +
+                               "', rank " + std::to_string(comm->rank) + "): " + st.message());
+}
+
+CollTask::CollTask(const char *fn, xc_comm_s *comm, CollDesc desc)
+    : fn_(fn), desc_(std::move(desc)), ctx_(make_coll_context(comm)), timeout_ms_(comm->timeout_ms) {
+  ctx_.set_signature(coll_signature(desc_));
+  where_ = "op #" + std::to_string(ctx_.seq()) + " on comm '" + comm->name + "', rank " + std::to_string(comm->rank);
+}
+
+void CollTask::run(xc_comm_s *comm) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_ = true;
+    started_at_ = Deadline::Clock::now();
+  }
+  ctx_.set_deadline(Deadline::AfterMs(timeout_ms_));
+  Status st = algo::run_collective(ctx_, desc_);
+  complete(coll_op_error(std::move(st), fn_, comm, ctx_.seq()));
+}
+
+void CollTask::fail(xc_comm_s *comm, const Status &why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    started_ = true;
+    started_at_ = Deadline::Clock::now();
+  }
+  complete(coll_op_error(why, fn_, comm, ctx_.seq()));
+}
+
+void CollTask::complete(Status st) {
+  std::lock_guard<std::mutex> lock(mu_);
+  status_ = std::move(st);
+  done_ = true;
+  cv_.notify_all();
+}
+
+bool CollTask::done() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_;
+}
+
+Status CollTask::wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (done_) return status_;
+    if (!started_) {  // queued behind other ops, each bounded by its own deadline
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+      continue;
+    }
+    auto until = started_at_ + std::chrono::milliseconds(timeout_ms_ + kWaitGraceMs);
+    if (Deadline::Clock::now() >= until)
+      return Error(XC_ERR_TIMEOUT, "%s (%s): still running %llu ms after it started", fn_, where_.c_str(),
+                   static_cast<unsigned long long>(timeout_ms_ + kWaitGraceMs));
+    cv_.wait_until(lock, until);
+  }
+}
+
+}  // namespace xc
