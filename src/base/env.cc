@@ -35,7 +35,7 @@ const std::vector<EnvVar> &env_registry() {
       {"XC_TOPO_PEER_TEST", "1", "1: try every GPU pair the driver allows with a real 1 MiB peer copy, once per process; 0: trust the driver."},
       {"XC_NVML_LIBRARY", "", "Path of libnvidia-ml.so.1 to load (default: the loader's search)."},
       {"XC_CUDART_LIBRARY", "", "Path of the CUDA runtime to load (default: libcudart.so, then .so.13, then .so.12, by the loader's search)."},
-      {"XC_ALGO", "", "Force collective algorithms: a name for every op that has it (ring) and/or op=name items, comma-separated (allreduce=ring,alltoall=bruck). Names: dissemination, binomial, scatter_allgather, reduce_scatter_gather, recursive_doubling, ring, bruck, linear, pairwise, shm_oneshot, shm_single_copy, shm_twoshot, shm_staged; xc-info lists each op's choices."},
+      {"XC_ALGO", "", "Force collective algorithms: a name for every op that has it (ring) and/or op=name items, comma-separated (allreduce=ring,alltoall=bruck). Names: those of the algorithm table, which xc-info prints with each op's choices (docs/collectives.md)."},
       {"XC_CPU_ISA", "", "Force the host reduction kernels' instruction set: scalar, avx2 or avx512 (default: the best this CPU has)."},
   };
   return vars;

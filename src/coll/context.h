@@ -12,6 +12,7 @@
 #include "coll/backend.h"
 #include "p2p/engine.h"
 #include "p2p/request.h"
+#include "topo/topology.h"
 #include "base/status.h"
 
 namespace xc::coll {
@@ -61,6 +62,10 @@ class CollContext {
   Backend *backend(BackendId id) const { return backends_ ? backends_->get(id) : nullptr; }
   // Borrowed: the communicator that owns them outlives its ops.
   void set_backends(const BackendSet *backends) { backends_ = backends; }
+  // This host's GPU interconnect, as every rank of the job agreed on it
+  // (the selector weighs it).
+  topo::HostClass host_class() const { return host_class_; }
+  void set_host_class(topo::HostClass cls) { host_class_ = cls; }
   P2pEngine &engine() const { return engine_; }
   // Fabric rank of communicator rank r.
   int fabric_rank(int r) const { return (*members())[static_cast<size_t>(r)]; }
@@ -100,6 +105,7 @@ class CollContext {
   mutable bool have_deadline_ = false;
   uint64_t timeout_ms_ = 0;
   const BackendSet *backends_ = nullptr;
+  topo::HostClass host_class_ = topo::HostClass::kNoGpu;
   uint32_t sig_ = 0;
 };
 

@@ -26,6 +26,8 @@ const char *coll_kind_name(CollKind kind) {
   return "?";
 }
 
+const char *mem_kind_name(MemKind kind) { return kind == MemKind::kDevice ? "device" : "host"; }
+
 bool coll_kind_reduces(CollKind kind) {
   switch (kind) {
     case CollKind::kReduce:

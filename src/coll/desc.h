@@ -38,6 +38,11 @@ constexpr int kCollKindCount = 16;
 const char *coll_kind_name(CollKind kind);
 // True for the ops that take a reduction op.
 bool coll_kind_reduces(CollKind kind);
+// gatherv, scatterv, alltoallv: not every rank knows the sizes (only the
+// root, or each rank its own), so no size-based choice is alike everywhere.
+inline bool sizes_rank_local(CollKind kind) {
+  return kind == CollKind::kGatherv || kind == CollKind::kScatterv || kind == CollKind::kAlltoallv;
+}
 
 // A per-rank count or displacement array: a view of the caller's array, or
 // (after own(), or when filled here) its own copy. Copies of a view view the
@@ -114,8 +119,16 @@ class CountArray {
   size_t n_ = 0;
 };
 
+// Where an op's buffers live. The selector and the algorithm table weigh it
+// (algo/table.h: which algorithms move which kind); every op is host memory
+// until the API recognises device pointers.
+enum class MemKind : uint8_t { kHost, kDevice };
+constexpr int kMemKindCount = 2;
+const char *mem_kind_name(MemKind kind);  // "host", "device"
+
 struct CollDesc {
   CollKind kind = CollKind::kBarrier;
+  MemKind memory = MemKind::kHost;
   // sendbuf is never XC_IN_PLACE here: in_place says so and sendbuf is then
   // nullptr (the input lives in recvbuf, as the header describes per op).
   const void *sendbuf = nullptr;

@@ -46,6 +46,7 @@ Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int m
   comm->ctx = ctx;
   comm->timeout_ms = effective_timeout_ms(cfg);
   comm->name = cfg.name ? cfg.name : name;
+  comm->host_class = comm->fabric->host_class(my_host);
   algo::Team team;
   team.size = comm->size;
   team.one_host = comm->local_size == comm->size;
@@ -156,6 +157,7 @@ coll::CollContext make_coll_context(xc_comm_s *comm) {
   coll::CollContext c(comm->fabric->engine(), &comm->members, comm->rank, comm->ctx + 1, tag,
                       comm->timeout_ms);  // borrows comm->members: comm outlives its ops
   c.set_backends(&comm->backends);
+  c.set_host_class(comm->host_class);
   return c;
 }
 

@@ -38,6 +38,7 @@ struct xc_comm_s {
   // The collective backends its members share (shared memory when all are
   // on this host; algo/backends.h decides).
   xc::coll::BackendSet backends;
+  xc::topo::HostClass host_class = xc::topo::HostClass::kNoGpu;  // of this rank's host
   // Runs its non-blocking and grouped collectives in order
   // (runtime/executor.h); shut down by xc_comm_free.
   std::unique_ptr<xc::Executor> executor;

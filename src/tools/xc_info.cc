@@ -1,15 +1,18 @@
 // xc-info: what this build of xcomm is and what it sees of the machine:
 // build features and versions, the host and its topology (CPUs, NUMA, GPUs,
 // the NVLink matrix, NICs, the classification), which algorithm each
-// collective would use at each size, and every XC_* variable with its value,
-// default and doc line. Works with no GPU and no driver (and says so).
+// collective would use at each size, the algorithms and backends of the
+// library's tables, and every XC_* variable with its value, default and doc
+// line. Works with no GPU and no driver (and says so).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "algo/backends.h"
 #include "algo/selector.h"
+#include "algo/table.h"
 #include "base/env.h"
 #include "base/host_id.h"
 #include "topo/topology.h"
@@ -35,6 +38,49 @@ const char *pick(xc::CollKind kind, size_t bytes, int ranks, bool one_host) {
 }
 
 xc::CollKind kind_at(int k) { return static_cast<xc::CollKind>(k); }
+
+// "allreduce, reduce, ..." for an entry's op bits.
+std::string op_list(uint32_t ops) {
+  if (ops == xc::algo::kAllOps) return "every op";
+  std::string out;
+  for (int k = 0; k < xc::kCollKindCount; ++k)
+    if (ops & xc::algo::op_bit(kind_at(k))) out += (out.empty() ? "" : ", ") + std::string(xc::coll_kind_name(kind_at(k)));
+  return out;
+}
+
+std::string memory_list(uint32_t memory) {
+  std::string out;
+  for (int m = 0; m < xc::kMemKindCount; ++m)
+    if (memory & (1u << m)) out += (out.empty() ? "" : ", ") + std::string(xc::mem_kind_name(static_cast<xc::MemKind>(m)));
+  return out;
+}
+
+const char *backend_name(xc::coll::BackendId id) {
+  size_t n = 0;
+  const xc::algo::BackendEntry *table = xc::algo::backend_table(&n);
+  for (size_t i = 0; i < n; ++i)
+    if (table[i].id == id) return table[i].name;
+  return "point-to-point engine";
+}
+
+void print_algorithms() {
+  printf("  table (name: what it does; ops; memory; what it runs over):\n");
+  for (int a = 0; a < xc::algo::kAlgoCount; ++a) {
+    const xc::algo::AlgoEntry &e = xc::algo::algo_table()[a];
+    if (e.id == xc::algo::Algo::kLocal) continue;
+    std::string over = backend_name(e.backend);
+    if (e.single_copy_ops == xc::algo::kAllOps)
+      over += " with single copy";
+    else if (e.single_copy_ops)
+      over += " (single copy for " + op_list(e.single_copy_ops) + ")";
+    printf("    %-22s %s\n      %s; %s memory; %s\n", e.name, e.summary, op_list(e.ops).c_str(),
+           memory_list(e.memory).c_str(), over.c_str());
+  }
+  size_t n = 0;
+  const xc::algo::BackendEntry *backends = xc::algo::backend_table(&n);
+  printf("  backends (what a communicator's members share):\n");
+  for (size_t i = 0; i < n; ++i) printf("    %-22s %s\n", backends[i].name, backends[i].serves);
+}
 
 void print_algo_table(int ranks, bool one_host) {
   printf("  %-16s", one_host ? "one host" : "several hosts");
@@ -155,6 +201,7 @@ void print_text(const Topology &t, const std::string &topo_error, int ranks) {
          ranks);
   print_algo_table(ranks, true);
   print_algo_table(ranks, false);
+  print_algorithms();
   printf("  choices (XC_ALGO=op=name):\n");
   for (int k = 0; k < xc::kCollKindCount; ++k)
     printf("    %-16s %s\n", xc::coll_kind_name(kind_at(k)), xc::algo::algo_choices(kind_at(k)).c_str());
@@ -188,7 +235,16 @@ void print_json(const Topology &t, const std::string &topo_error, int ranks) {
   for (int k = 0; k < xc::kCollKindCount; ++k)
     printf("%s\"%s\": \"%s\"", k ? ", " : "", xc::coll_kind_name(kind_at(k)),
            xc::algo::algo_choices(kind_at(k)).c_str());
-  printf("}");
+  printf("}, \"table\": [");
+  for (int a = 0, first = 1; a < xc::algo::kAlgoCount; ++a) {
+    const xc::algo::AlgoEntry &e = xc::algo::algo_table()[a];
+    if (e.id == xc::algo::Algo::kLocal) continue;
+    printf("%s{\"name\": \"%s\", \"ops\": \"%s\", \"memory\": \"%s\", \"runs_over\": \"%s\", \"summary\": \"%s\"}",
+           first ? "" : ", ", e.name, op_list(e.ops).c_str(), memory_list(e.memory).c_str(), backend_name(e.backend),
+           json_escape(e.summary).c_str());
+    first = 0;
+  }
+  printf("]");
   printf("},\n  \"env\": [\n");
   const auto &vars = xc::env_registry();
   for (size_t i = 0; i < vars.size(); ++i) {

@@ -2,9 +2,10 @@
 # xc-info reports on this machine (no GPU, no driver here) and on every
 # shipped topology description: the text report names the classification,
 # the JSON parses and carries the same class, and a bad file is reported,
-# not crashed on.
+# not crashed on; the algorithm table it prints is the one docs/collectives.md
+# describes.
 set -euo pipefail
-xc_info=$1 topo_dir=$2
+xc_info=$1 topo_dir=$2 algo_doc=$3
 fail() { echo "FAIL: $*"; exit 1; }
 
 text=$("$xc_info") || fail "xc-info exited $?"
@@ -13,6 +14,13 @@ grep -q 'class ' <<<"$text" || fail "no classification in: $text"
 grep -q 'XC_TOPO_FILE' <<<"$text" || fail "the XC_TOPO_FILE variable is not listed"
 "$xc_info" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["topology"] is not None, d.get("topology_error")' \
   || fail "--json on the live machine"
+
+"$xc_info" --json | python3 -c '
+import json, re, sys
+table = [e["name"] for e in json.load(sys.stdin)["algorithms"]["table"]]
+doc = re.findall(r"^\| `([a-z_]+)` \|", open(sys.argv[1]).read(), re.M)
+assert sorted(table) == sorted(doc), f"table {sorted(table)} but {sys.argv[1]} lists {sorted(doc)}"
+' "$algo_doc" || fail "docs/collectives.md and the algorithm table disagree"
 
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT

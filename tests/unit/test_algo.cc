@@ -23,6 +23,7 @@
 
 #include "algo/algorithms.h"
 #include "algo/collective.h"
+#include "algo/forced.h"
 #include "algo/selector.h"
 #include "topo/cores.h"
 #include "coll/shm/state.h"
@@ -1016,6 +1017,70 @@ void selector_policy(void **) {
                                                choose(static_cast<CollKind>(k), bytes, n, l, in_place)));
 }
 
+// The algorithm table: names unique and found by name, XC_ALGO's choices
+// read from it, and usability by memory kind, backend and single copy.
+void algorithm_table(void **) {
+  using xc::algo::AlgoEntry;
+  using xc::algo::Locality;
+  std::vector<std::string> names;
+  for (int a = 0; a < xc::algo::kAlgoCount; ++a) {
+    const AlgoEntry &e = xc::algo::algo_table()[a];
+    assert_int_equal(static_cast<int>(e.id), a);
+    assert_non_null(e.run);
+    if (e.id == Algo::kLocal) {
+      assert_null(xc::algo::find_algo(e.name));  // not a choice
+      continue;
+    }
+    assert_true(xc::algo::find_algo(e.name) == &e);
+    for (const std::string &n : names) assert_string_not_equal(n.c_str(), e.name);
+    names.push_back(e.name);
+    for (int k = 0; k < xc::kCollKindCount; ++k) {
+      std::string choices = ", " + xc::algo::algo_choices(static_cast<CollKind>(k)) + ",";
+      bool listed = choices.find(", " + std::string(e.name) + ",") != std::string::npos;
+      assert_int_equal(listed, xc::algo::algo_applies(static_cast<CollKind>(k), e.id));
+    }
+  }
+  assert_null(xc::algo::find_algo("no_such_algorithm"));
+  Locality remote, local{true, false}, local_cma{true, true}, device{true, true};
+  device.memory = xc::MemKind::kDevice;
+  for (int a = 0; a < xc::algo::kAlgoCount; ++a) {
+    Algo id = static_cast<Algo>(a);
+    const AlgoEntry &e = xc::algo::algo_entry(id);
+    bool shm = e.backend == xc::coll::BackendId::kShm;
+    for (int k = 0; k < xc::kCollKindCount; ++k) {
+      CollKind kind = static_cast<CollKind>(k);
+      assert_false(xc::algo::algo_usable(kind, id, device));  // nothing moves device memory yet
+      assert_int_equal(xc::algo::algo_usable(kind, id, remote), !shm);
+      assert_true(xc::algo::algo_usable(kind, id, local_cma));
+      bool needs_cma = (e.single_copy_ops & xc::algo::op_bit(kind)) != 0;
+      assert_int_equal(xc::algo::algo_usable(kind, id, local), !needs_cma);
+    }
+  }
+}
+
+// An op on memory no algorithm moves fails at once, naming it, on every rank.
+void device_memory_refused(void **) {
+  FakeHubOptions h;
+  h.ranks = 2;
+  FakeWorld world(h, Run::engine_opts());
+  auto members = std::make_shared<const std::vector<int>>(std::vector<int>{0, 1});
+  for (int r = 0; r < 2; ++r) {
+    std::vector<float> buf(16, 1.0f);
+    CollDesc d;
+    d.kind = CollKind::kAllreduce;
+    d.memory = xc::MemKind::kDevice;
+    d.in_place = true;
+    d.recvbuf = buf.data();
+    d.count = buf.size();
+    d.dtype = XC_FLOAT32;
+    CollContext c(world.engine(r), members, r, kCtx, 1, Deadline::AfterMs(10000));
+    Status st = xc::algo::run_collective(c, d);
+    assert_int_equal(st.code(), XC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(st.message().c_str(), "allreduce on device memory"));
+    for (float x : buf) assert_true(x == 1.0f);  // untouched
+  }
+}
+
 // Rooted gather/scatter of large blocks: how much of each block the root
 // copies itself (the peer copies the rest).
 void root_share(void **) {
@@ -1104,6 +1169,8 @@ int main() {
       cmocka_unit_test(every_algorithm_n6),
       cmocka_unit_test(every_algorithm_n8),
       cmocka_unit_test(selector_policy),
+      cmocka_unit_test(algorithm_table),
+      cmocka_unit_test(device_memory_refused),
       cmocka_unit_test(root_share),
       cmocka_unit_test(xc_algo_parsing),
   };

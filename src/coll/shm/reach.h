@@ -1,7 +1,7 @@
 // How far one-shot reaches before single copy is faster, per op: the
 // selector (algo/selector.cc) asks it for every rank alike, and one-shot-v
 // asks it for what each rank contributes alone. Sizes are what one rank
-// stages (selection_bytes); the measurements are in docs/selector.md.
+// stages (selection_bytes); the measurements are in docs/collectives.md.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,26 @@
+// XC_ALGO: algorithms forced by the user, per op. "ring" forces the ring on
+// every op that has one; "allreduce=ring,alltoall=bruck" forces per op; an
+// op's own item wins over a bare name. Names are the table's (algo/table.h).
+#pragma once
+
+#include <string>
+
+#include "algo/table.h"
+
+namespace xc::algo {
+
+// spec parsed for kind: *forced is false when nothing applies to kind. An
+// unknown name anywhere, or an algorithm the named op lacks, is
+// XC_ERR_INVALID_ARGUMENT (at that op, or at every op).
+Status forced_algo(const std::string &spec, CollKind kind, bool *forced, Algo *algo);
+
+// XC_ALGO read and parsed once per process, for kind: whether it forces an
+// algorithm, or the error every call of that kind reports alike.
+struct ForcedChoice {
+  Status status;
+  bool forced = false;
+  Algo algo = Algo::kLocal;
+};
+const ForcedChoice &forced_choice(CollKind kind);
+
+}  // namespace xc::algo
