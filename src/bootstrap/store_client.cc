@@ -220,8 +220,9 @@ Status StoreClient::connect(const std::string &host, uint16_t port, const std::s
                  wire::kMaxTokenBytes, token.size());
   auto impl = std::make_unique<Impl>();
   impl->where = wire::format_addr(host, port);
-  int64_t t = env_get_int("XC_TIMEOUT");
-  impl->op_timeout_ms = t > 0 ? static_cast<int>(std::min<int64_t>(t, 1 << 30)) : 300000;
+  int64_t t = 0;
+  XC_TRY(env_int("XC_TIMEOUT", &t));
+  impl->op_timeout_ms = static_cast<int>(std::min<int64_t>(t, 1 << 30));
   const int waited_ms = total_ms(deadline);
 
   addrinfo hints{};

@@ -44,7 +44,7 @@ Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int m
   comm->rank_of_fabric = std::move(rank_of);
   comm->fabric = std::move(fabric);
   comm->ctx = ctx;
-  comm->timeout_ms = effective_timeout_ms(cfg);
+  comm->timeout_ms = cfg.timeout_ms;
   comm->name = cfg.name ? cfg.name : name;
   comm->host_class = comm->fabric->host_class(my_host);
   algo::Team team;
@@ -195,20 +195,20 @@ Status read_config(const xc_config_t *user, xc_config_t *out) {
     return Error(XC_ERR_INVALID_ARGUMENT, "config.thread_mode %d is not valid", cfg.thread_mode);
   if (cfg.debug_level < XC_DEBUG_DEFAULT || cfg.debug_level > XC_DEBUG_TRACE)
     return Error(XC_ERR_INVALID_ARGUMENT, "config.debug_level %d is not valid", cfg.debug_level);
+  if (!cfg.timeout_ms) {  // 0: XC_TIMEOUT, else its default
+    int64_t ms = 0;
+    XC_TRY(env_int("XC_TIMEOUT", &ms));
+    cfg.timeout_ms = static_cast<uint64_t>(ms);
+  }
   *out = cfg;
   return Status::Ok();
-}
-
-uint64_t effective_timeout_ms(const xc_config_t &cfg) {
-  if (cfg.timeout_ms) return cfg.timeout_ms;
-  int64_t env = env_get_int("XC_TIMEOUT");
-  return env > 0 ? static_cast<uint64_t>(env) : 300000;
 }
 
 Status comm_init_world(const xc_config_t *user_cfg, xc_comm_s **out) {
   // The launcher's rendezvous serves one world per job: a second xc_init
   // would join it twice. Refused at once on every rank, so none waits.
   static std::atomic<bool> started{false};
+  XC_TRY(env_check_all());  // every rank fails alike on a bad XC_* value, before anyone waits
   xc_config_t cfg;
   XC_TRY(read_config(user_cfg, &cfg));
   if (started.exchange(true))
@@ -227,7 +227,7 @@ Status comm_init_world(const xc_config_t *user_cfg, xc_comm_s **out) {
   setup.serve_store = li.rank == 0;
   setup.token = li.token;
   setup.job_id = li.job_id;
-  setup.timeout_ms = effective_timeout_ms(cfg);
+  setup.timeout_ms = cfg.timeout_ms;
   setup.thread_safe = cfg.thread_mode != XC_THREAD_SERIALIZED;
   std::shared_ptr<Fabric> fabric;
   XC_TRY(Fabric::create(setup, &fabric));
@@ -254,6 +254,7 @@ Status comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, const xc_c
   if (nranks < 1) return Error(XC_ERR_INVALID_ARGUMENT, "nranks %d must be at least 1", nranks);
   if (rank < 0 || rank >= nranks) return Error(XC_ERR_INVALID_ARGUMENT, "rank %d is out of range [0, %d)", rank, nranks);
   if (!id) return Error(XC_ERR_INVALID_ARGUMENT, "the unique id is NULL");
+  XC_TRY(env_check_all());
   xc_config_t cfg;
   XC_TRY(read_config(user_cfg, &cfg));
   apply_process_settings(cfg);
@@ -267,7 +268,7 @@ Status comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, const xc_c
   setup.token = uid.token;
   std::string job = env_get("XC_JOB_ID");
   setup.job_id = job.empty() ? "u" + uid.token.substr(0, 8) : job;
-  setup.timeout_ms = effective_timeout_ms(cfg);
+  setup.timeout_ms = cfg.timeout_ms;
   setup.thread_safe = cfg.thread_mode != XC_THREAD_SERIALIZED;
   std::shared_ptr<Fabric> fabric;
   XC_TRY(Fabric::create(setup, &fabric));

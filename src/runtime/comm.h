@@ -57,10 +57,9 @@ inline Status check_usable(const xc_comm_s *comm) {
 }
 
 // The config the user passed (NULL = defaults), copied and validated:
-// min(size, ours) bytes, a non-zero unknown tail rejected.
+// min(size, ours) bytes, a non-zero unknown tail rejected; a timeout of 0
+// becomes XC_TIMEOUT's.
 Status read_config(const xc_config_t *user, xc_config_t *out);
-
-uint64_t effective_timeout_ms(const xc_config_t &cfg);
 
 Status comm_init_world(const xc_config_t *cfg, xc_comm_s **out);
 Status comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, const xc_config_t *cfg, xc_comm_s **out);

@@ -31,12 +31,17 @@ struct RankCard {
   }
 };
 
-int default_spin(size_t local_ranks) {
-  if (env_is_set("XC_SPIN")) return static_cast<int>(std::max<int64_t>(1, env_get_int("XC_SPIN")));
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  // More ranks than cores: a spinning rank steals the core its peer needs,
-  // so it soon turns to sched_yield polling (P2pEngine::wait).
-  return static_cast<long>(local_ranks) > cores ? 20 : 2000;
+Status spin_polls(size_t local_ranks, int *spin) {
+  int64_t polls = 0;
+  if (env_is_set("XC_SPIN")) {
+    XC_TRY(env_int("XC_SPIN", &polls));
+  } else {
+    // More ranks than cores: a spinning rank steals the core its peer needs,
+    // so it soon turns to sched_yield polling (P2pEngine::wait).
+    polls = static_cast<long>(local_ranks) > sysconf(_SC_NPROCESSORS_ONLN) ? 20 : 2000;
+  }
+  *spin = static_cast<int>(polls);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -91,9 +96,12 @@ Status Fabric::bootstrap(const FabricSetup &setup) {
   EngineOptions eo;
   eo.my_rank = rank_;
   eo.fabric_size = size_;
-  eo.eager_bytes = static_cast<size_t>(env_get_int("XC_SHM_EAGER_BYTES"));
-  eo.chunk_bytes = static_cast<size_t>(std::max<int64_t>(4096, env_get_int("XC_SHM_CHUNK_BYTES")));
-  eo.spin = default_spin(local_ranks.size());
+  int64_t eager = 0, chunk = 0;
+  XC_TRY(env_int("XC_SHM_EAGER_BYTES", &eager));
+  XC_TRY(env_int("XC_SHM_CHUNK_BYTES", &chunk));
+  eo.eager_bytes = static_cast<size_t>(eager);
+  eo.chunk_bytes = static_cast<size_t>(chunk);
+  XC_TRY(spin_polls(local_ranks.size(), &eo.spin));
   eo.thread_safe = setup.thread_safe;
   eo.name_signature = describe_signature;
   engine_ = std::make_unique<P2pEngine>(eo);
@@ -156,10 +164,11 @@ Status Fabric::connect_shm(const FabricSetup &setup, std::vector<int> local_rank
     so.my_rank = rank_;
     so.fabric_size = size_;
     so.local_ranks = std::move(local_ranks);
-    so.ring_bytes = static_cast<size_t>(env_get_int("XC_SHM_RING_BYTES"));
-    std::string large = env_get("XC_SHM_LARGE");
-    if (large != "copy" && large != "cma")
-      return Error(XC_ERR_INVALID_ARGUMENT, "XC_SHM_LARGE=%s: expected copy or cma", large.c_str());
+    int64_t ring = 0;
+    XC_TRY(env_int("XC_SHM_RING_BYTES", &ring));
+    so.ring_bytes = static_cast<size_t>(ring);
+    std::string large;
+    XC_TRY(env_choice("XC_SHM_LARGE", &large));
     so.single_copy = large == "cma";
     XC_TRY(shm::ShmTransport::create(so, &shm_));
   }

@@ -417,8 +417,6 @@ int sysfs_numa_node(const std::string &bus_id) {
   return node;
 }
 
-bool peer_test_enabled() { return env_get_int("XC_TOPO_PEER_TEST") != 0; }
-
 }  // namespace
 
 std::string normalize_bus_id(const std::string &bus_id) {
@@ -526,7 +524,9 @@ Status probe_gpus(Topology *t, GpuProbe depth) {
   }
   for (Gpu &g : t->gpus) g.numa_node = sysfs_numa_node(g.bus_id);
   build_links(nvlinks, p2p, t);
-  if (cf.rt && cf.rt->can_copy() && peer_test_enabled()) run_peer_tests(cf, t);
+  bool peer_test = true;
+  XC_TRY(env_flag("XC_TOPO_PEER_TEST", &peer_test));
+  if (cf.rt && cf.rt->can_copy() && peer_test) run_peer_tests(cf, t);
   return Status::Ok();
 }
 

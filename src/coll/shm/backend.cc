@@ -31,9 +31,9 @@ size_t segment_bytes(int n) {
 // so xcrun's sweep removes it after a crash.
 std::string segment_name() {
   static std::atomic<unsigned> counter{0};
-  const char *job = getenv("XC_JOB_ID");
+  std::string job = env_get("XC_JOB_ID");
   char name[kNameBytes];
-  snprintf(name, sizeof name, "/xcomm-%s-coll-%ld-%u", job && *job ? job : "solo", static_cast<long>(getpid()),
+  snprintf(name, sizeof name, "/xcomm-%s-coll-%ld-%u", job.empty() ? "solo" : job.c_str(), static_cast<long>(getpid()),
            counter.fetch_add(1));
   return name;
 }
@@ -99,15 +99,23 @@ Status ShmColl::ensure(CollContext &c) {
   layout(*st);
   for (int r = 0; r < n; ++r) st->fabric_ranks.push_back(c.fabric_rank(r));
   st->oversubscribed = topo::oversubscribed(n);
-  if (st->oversubscribed && env_get_int("XC_SHM_COLL_BALANCE") != 0) st->next_balance = kShmBalanceFirstOp;
+  bool balance = true;
+  XC_TRY(env_flag("XC_SHM_COLL_BALANCE", &balance));
+  if (st->oversubscribed && balance) st->next_balance = kShmBalanceFirstOp;
   // Oversubscribed, the peer we wait for may need our core: yield at once.
-  st->spin = env_is_set("XC_SHM_COLL_SPIN") ? static_cast<int>(env_get_int("XC_SHM_COLL_SPIN"))
-                                            : (st->oversubscribed ? 0 : 2000);
+  st->spin = st->oversubscribed ? 0 : 2000;
+  if (env_is_set("XC_SHM_COLL_SPIN")) {
+    int64_t spin = 0;
+    XC_TRY(env_int("XC_SHM_COLL_SPIN", &spin));
+    st->spin = static_cast<int>(spin);
+  }
   // Each root publishes its own split, so ranks need not agree on this.
-  if (env_is_set("XC_SHM_COLL_ROOT_SPLIT"))
-    st->root_split = env_get_int("XC_SHM_COLL_ROOT_SPLIT") ? ShmRootSplit::kOwnCores : ShmRootSplit::kNever;
-  else
-    st->root_split = shm_root_split_policy(n, topo::host_cores());
+  st->root_split = shm_root_split_policy(n, topo::host_cores());
+  if (env_is_set("XC_SHM_COLL_ROOT_SPLIT")) {
+    bool split = false;
+    XC_TRY(env_flag("XC_SHM_COLL_ROOT_SPLIT", &split));
+    st->root_split = split ? ShmRootSplit::kOwnCores : ShmRootSplit::kNever;
+  }
   st->scratch.resize(3 * kShmCmaChunkBytes);
   st->facc.resize(kShmCmaChunkBytes / 2);
   st->ftmp.resize(kShmCmaChunkBytes / 2);
@@ -131,10 +139,13 @@ Status ShmColl::ensure(CollContext &c) {
   // Single copy works only if every rank may read every other one; the
   // kernel's rule is symmetric for ranks of one user, so one neighbour each
   // (and everyone's verdict ANDed) tells.
-  bool ok = env_get_int("XC_SHM_COLL_CMA") != 0 && (n == 1 || probe_cma(s, (me + 1) % n));
+  bool cma = true, tables = true;
+  XC_TRY(env_flag("XC_SHM_COLL_CMA", &cma));
+  XC_TRY(env_flag("XC_SHM_COLL_TABLES", &tables));
+  bool ok = cma && (n == 1 || probe_cma(s, (me + 1) % n));
   if (!ok) s.header->cma_bad.store(1, std::memory_order_release);
   if (!shm::Doorbell::register_heavy_barrier()) s.header->heavy_bad.store(1, std::memory_order_release);
-  if (env_get_int("XC_SHM_COLL_TABLES") == 0) s.header->tables_off.store(1, std::memory_order_release);
+  if (!tables) s.header->tables_off.store(1, std::memory_order_release);
   s.header->tested.fetch_add(1, std::memory_order_acq_rel);
   s.notify();
   XC_TRY(s.wait(c, "every rank to probe single-copy",
