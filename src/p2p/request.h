@@ -2,6 +2,7 @@
 // the unit the engine tracks. Collective algorithms use the same requests.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,5 +54,14 @@ struct Request {
   uint64_t remote_addr = 0;  // receive, single-copy: where the message sits in the sender
   bool granted = false;      // send, single-copy: GO is out, the receiver may be reading our buffer
 };
+
+// The communicator rank of fabric rank r in req's communicator, for
+// messages; r itself when unknown.
+inline int comm_rank_of(const Request *req, int r) {
+  if (!req->members) return r;
+  const auto &m = *req->members;
+  auto it = std::find(m.begin(), m.end(), r);
+  return it == m.end() ? r : static_cast<int>(it - m.begin());
+}
 
 }  // namespace xc

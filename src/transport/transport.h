@@ -11,35 +11,20 @@
 
 namespace xc {
 
-// What the engine puts on the wire. Fixed size, 48 bytes.
+// What a transport carries in front of every payload: fixed size, 48 bytes,
+// filled and read only by the point-to-point engine (p2p/frames.h says what
+// each field means for each kind of frame). A transport only copies it.
 struct FrameHeader {
-  uint32_t kind;     // FrameKind
-  uint32_t flags;    // CTS: FrameFlags; EAGER, RTS: the collective op's signature (0: none); MISMATCH: the sender's
+  uint32_t kind;
+  uint32_t flags;
   uint64_t ctx;      // communicator context id
   int32_t src;       // fabric rank of the sender
   int32_t tag;
-  uint64_t bytes;    // whole message size (EAGER, RTS) or this piece's size (DATA)
-  uint64_t id;       // the addressee's request id: sender's (CTS, FIN), receiver's (DATA, GO, NACK); RTS: sender's
-  uint64_t arg;      // RTS: sender address for single-copy; CTS, GO: the other side's id; DATA: offset
+  uint64_t bytes;
+  uint64_t id;
+  uint64_t arg;
 };
 static_assert(sizeof(FrameHeader) == 48, "FrameHeader is part of the shm wire format");
-
-enum FrameKind : uint32_t {
-  kFrameEager = 1,  // header + the whole message
-  kFrameRts = 2,    // ready to send: a large message waits for its receiver
-  kFrameCts = 3,    // clear to send (receiver → sender), or discard
-  kFrameData = 4,   // a piece of a large message after CTS
-  kFrameFin = 5,    // receiver read the message itself (single-copy); sender is done
-  kFrameGo = 6,     // sender → receiver: read my memory now (single-copy), I keep it until FIN
-  kFrameNack = 7,   // sender → receiver: the message was withdrawn (send cancelled); fail the receive
-  kFrameMismatch = 8,  // to every member: ranks are in different ops at (ctx, tag); fail all of that op.
-                       // flags: the sender's signature; bytes: the other one; id: the other rank (fabric)
-};
-
-enum FrameFlags : uint32_t {
-  kCtsDiscard = 1,   // receive was truncated: send no data, complete
-  kCtsSingleCopy = 2 // receiver asks to read the sender's memory itself (GO, then FIN)
-};
 
 // Called for each frame that arrives; payload is valid only during the call.
 class FrameSink {
