@@ -82,7 +82,7 @@ void P2pEngine::post_send(Request *req) {
   h.tag = req->tag;
   h.bytes = req->bytes;
   Transport *t = route_[static_cast<size_t>(peer)];
-  if (req->bytes <= opts_.eager_bytes && req->bytes <= t->max_payload()) {
+  if (req->bytes <= t->eager_bytes() && req->bytes <= t->max_payload()) {
     h.kind = kFrameEager;
     send_frame(peer, h, req->buf, req->bytes, req);
     return;

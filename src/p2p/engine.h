@@ -39,8 +39,6 @@ using SignatureNamer = std::string (*)(uint32_t sig);
 struct EngineOptions {
   int my_rank = 0;
   int fabric_size = 1;
-  size_t eager_bytes = 8192;
-  size_t chunk_bytes = 65536;
   int spin = 2000;         // polls before sleeping
   bool thread_safe = true; // false: XC_THREAD_SERIALIZED, no lock
   SignatureNamer name_signature = nullptr;

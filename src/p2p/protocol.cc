@@ -203,7 +203,7 @@ bool P2pEngine::flush_peer(int peer, PeerState &ps) {
     ps.outbox.pop_front();
     moved = true;
   }
-  size_t chunk_limit = std::min(opts_.chunk_bytes, t->max_payload());
+  size_t chunk_limit = std::min(t->chunk_bytes(), t->max_payload());
   while (!ps.streaming.empty()) {
     Request *req = ps.streaming.front();
     size_t chunk = std::min(chunk_limit, req->bytes - req->offset);

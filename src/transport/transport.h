@@ -1,6 +1,17 @@
 // The interface every transport implements: moving framed messages between
-// this process and one peer of a fabric. The point-to-point engine (matching,
-// rendezvous) sits above it and never knows which transport carries a byte.
+// this process and its peers in a fabric. The point-to-point engine
+// (matching, rendezvous; p2p/) sits above it and never knows which transport
+// carries a byte. Each transport is one folder here that exports one entry
+// of the transport table (registry.h), which sets it up.
+//
+// What the engine relies on:
+// - Frames to one peer arrive whole, once, and in the order they were sent:
+//   a FrameHeader and at most max_payload() bytes. Frames a peer sent
+//   before it died are still delivered.
+// - try_send never blocks: when the frame does not fit now it answers
+//   false and keeps nothing; the engine queues it and tries again.
+// - The engine calls every method with its lock held (or from its only
+//   thread under XC_THREAD_SERIALIZED), except wake_self(): any thread.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +50,11 @@ class Transport {
 
   // Largest payload one frame may carry.
   virtual size_t max_payload() const = 0;
+  // Messages up to this size go eagerly (header and data in one frame; the
+  // engine caps it at max_payload()); larger ones wait for their receiver.
+  virtual size_t eager_bytes() const = 0;
+  // The pieces a large message streams in (DATA frames; capped at max_payload()).
+  virtual size_t chunk_bytes() const = 0;
   // Append a frame for peer if it fits now; false (and nothing sent) when full.
   virtual bool try_send(int peer, const FrameHeader &h, const void *payload, size_t len) = 0;
   // Deliver every frame that has arrived, in order per peer. Returns how many.

@@ -3,7 +3,7 @@
 // that holds, per ordered pair (from, to), a bounded FIFO of frames (header +
 // a copy of the payload). The test controls the hub: FIFO capacity in frames
 // (so try_send sees "ring full" back-pressure), the largest payload (so large
-// messages are chunked), whether the single-copy path (read_remote) exists,
+// messages are chunked), the eager limit, whether the single-copy path (read_remote) exists,
 // and which ranks are dead or departed. Frames a rank queued before it was
 // killed are still delivered, as with a real shared-memory ring.
 //
@@ -37,6 +37,8 @@ struct FakeHubOptions {
   int ranks = 2;
   size_t capacity_frames = 64;  // per ordered pair; try_send fails when full
   size_t max_payload = 4096;
+  size_t eager_bytes = 1024;    // larger messages go by rendezvous
+  size_t chunk_bytes = 65536;   // DATA pieces (capped at max_payload by the engine)
   bool read_remote = false;     // offer the single-copy path
 };
 
@@ -150,6 +152,8 @@ class FakeTransport final : public xc::Transport {
   FakeTransport(FakeHub &hub, int me) : hub_(hub), me_(me) {}
 
   size_t max_payload() const override { return hub_.opts_.max_payload; }
+  size_t eager_bytes() const override { return hub_.opts_.eager_bytes; }
+  size_t chunk_bytes() const override { return hub_.opts_.chunk_bytes; }
 
   bool try_send(int peer, const xc::FrameHeader &h, const void *payload, size_t len) override {
     std::lock_guard<std::mutex> g(hub_.mu_);

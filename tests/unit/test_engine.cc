@@ -31,19 +31,18 @@ namespace {
 constexpr size_t kEager = 1024;
 constexpr size_t kMaxPayload = 4096;
 
-EngineOptions engine_opts(size_t eager = kEager) {
+EngineOptions engine_opts() {
   EngineOptions o;
-  o.eager_bytes = eager;
-  o.chunk_bytes = 65536;
   o.spin = 20;
   return o;
 }
 
-FakeHubOptions hub_opts(int ranks, size_t capacity = 64, bool read_remote = false) {
+FakeHubOptions hub_opts(int ranks, size_t capacity = 64, bool read_remote = false, size_t eager = kEager) {
   FakeHubOptions h;
   h.ranks = ranks;
   h.capacity_frames = capacity;
   h.max_payload = kMaxPayload;
+  h.eager_bytes = eager;
   h.read_remote = read_remote;
   return h;
 }
@@ -170,7 +169,7 @@ void rendezvous_recv_posted_later(void **) {
 
 // Larger than max_payload but below eager_bytes: must still go as a rendezvous.
 void eager_limit_capped_by_max_payload(void **) {
-  FakeWorld w(hub_opts(2, 4), engine_opts(1 << 20));
+  FakeWorld w(hub_opts(2, 4, false, 1 << 20), engine_opts());
   one_message(w, kMaxPayload + 100, true, 8);
   assert_int_equal(w.hub().frames_of_kind(xc::kFrameRts), 1);
 }

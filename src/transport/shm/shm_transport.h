@@ -24,6 +24,8 @@ struct ShmOptions {
   int fabric_size = 1;
   std::vector<int> local_ranks;   // fabric ranks on this host, ascending; local index = position
   size_t ring_bytes = 256 << 10;  // power of two
+  size_t eager_bytes = 8192;      // larger messages wait for their receiver
+  size_t chunk_bytes = 65536;     // pieces of a large message through the ring
   bool single_copy = false;       // offer read_remote (CMA)
 };
 
@@ -31,13 +33,16 @@ class ShmTransport final : public Transport {
  public:
   // Create this rank's segment. Then every local rank must have created its
   // own before connect() (a bootstrap barrier), and every one must have
-  // connected before unlink_own() (another barrier).
+  // connected before unlink_own() (another barrier): entry.cc runs these as
+  // the phases of the transport table's set-up.
   static Status create(const ShmOptions &opts, std::unique_ptr<ShmTransport> *out);
   Status connect();
   void unlink_own() { own_.unlink(); }
   ~ShmTransport() override;
 
   size_t max_payload() const override { return max_payload_; }
+  size_t eager_bytes() const override { return opts_.eager_bytes; }
+  size_t chunk_bytes() const override { return opts_.chunk_bytes; }
   bool try_send(int peer, const FrameHeader &h, const void *payload, size_t len) override;
   size_t poll(FrameSink &sink) override;
   uint32_t prepare_wait() override;
