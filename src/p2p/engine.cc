@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "base/log.h"
+
 namespace xc {
 
 P2pEngine::P2pEngine(const EngineOptions &opts)
@@ -34,6 +36,9 @@ void P2pEngine::announce_departure() {
 // ---- completion and matching ------------------------------------------------
 
 void P2pEngine::complete(Request *req, Status st) {
+  // However a described send ends, its transport may let the description go.
+  if (req->kind == RequestKind::kSend && !req->send_mem.bytes.empty())
+    route_[static_cast<size_t>(req->peer)]->release(req->peer, req->send_mem);
   req->status = std::move(st);
   req->done = true;
   if (transports_.empty()) done_cv_.notify_all();
@@ -91,8 +96,16 @@ void P2pEngine::post_send(Request *req) {
   sends_waiting_[req->id] = req;
   h.kind = kFrameRts;
   h.id = req->id;
-  h.arg = reinterpret_cast<uint64_t>(req->buf);
-  send_frame(peer, h, nullptr, 0, nullptr, req);
+  if (t->single_copy()) {
+    Status described = t->describe(peer, req->buf, req->bytes, &req->send_mem);
+    if (!described.ok()) {
+      XC_WARN("a %zu-byte message to rank %d streams: its buffer cannot be described for single copy: %s",
+              req->bytes, comm_rank_of(req, peer), described.message().c_str());
+      req->send_mem = RemoteMem();
+    }
+  }
+  // The RTS carries the description (its bytes live in the request).
+  send_frame(peer, h, req->send_mem.bytes.data(), req->send_mem.bytes.size(), nullptr, req);
 }
 
 void P2pEngine::post_recv(Request *req) {
@@ -115,7 +128,7 @@ void P2pEngine::post_recv(Request *req) {
     Unexpected u = std::move(*it);
     unexpected_.erase(it);
     if (u.rts)
-      start_large_recv(req, u.src, u.tag, u.bytes, u.send_id, u.addr);
+      start_large_recv(req, u.src, u.tag, u.bytes, u.send_id, RemoteMem{std::move(u.data)});
     else
       deliver_eager(req, u.src, u.tag, u.data.data(), u.bytes);
     return;

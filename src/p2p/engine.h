@@ -100,9 +100,8 @@ class P2pEngine final : private FrameSink {
     size_t bytes;
     bool rts;
     uint64_t send_id;
-    uint64_t addr;
     uint32_t sig;  // the collective op's signature, 0 for none
-    std::vector<char> data;
+    std::vector<char> data;  // eager: the message; RTS: the sender's buffer described, or nothing
   };
   // A collective op (ctx, tag) that ranks were found to disagree on: every
   // request of it fails, now and when posted later. reporter -1: found here.
@@ -147,7 +146,7 @@ class P2pEngine final : private FrameSink {
   // protocol.cc: frames in and out.
   void on_frame(int peer, const FrameHeader &h, const void *payload, size_t len) override;
   void deliver_eager(Request *req, int src, int tag, const void *data, size_t bytes);
-  void start_large_recv(Request *req, int src, int tag, size_t bytes, uint64_t send_id, uint64_t addr);
+  void start_large_recv(Request *req, int src, int tag, size_t bytes, uint64_t send_id, RemoteMem send_mem);
   void send_frame(int peer, const FrameHeader &h, const void *payload, size_t len, Request *completes,
                   Request *owner = nullptr);
   void send_control(int peer, uint32_t kind, uint64_t id, uint64_t arg, uint32_t flags = 0);

@@ -7,8 +7,13 @@
 //   bytes   message size        -                    piece size  -                       the other signature
 //   id      RTS: sender's id    sender's id          recv's id   GO, NACK: recv's id;    the other rank
 //                                                                FIN: sender's id
-//   arg     RTS: sender's       receiver's id        offset      GO: sender's id         reporter + 1 (0: src)
-//           buffer (single copy)
+//   arg     -                   receiver's id        offset      GO: sender's id         reporter + 1 (0: src)
+//
+// Payloads: EAGER carries the message, DATA its piece. An RTS carries the
+// sender's buffer as the sender's transport described it (Transport::
+// describe, at most RemoteMem::kMaxBytes) when its route offers single copy;
+// then the receiver may ask to read it itself (CTS with kCtsSingleCopy). An
+// RTS without payload is always streamed.
 //
 // Collective signatures: what a signature means is the collective layer's
 // business (coll/desc.h; named through EngineOptions::name_signature). The

@@ -8,6 +8,15 @@
 
 namespace xc {
 
+namespace {
+
+std::vector<char> as_bytes(const void *payload, size_t len) {
+  const char *p = static_cast<const char *>(payload);
+  return std::vector<char>(p, p + len);
+}
+
+}  // namespace
+
 // ---- frames in --------------------------------------------------------------------
 
 void P2pEngine::deliver_eager(Request *req, int src, int tag, const void *data, size_t bytes) {
@@ -25,7 +34,7 @@ void P2pEngine::deliver_eager(Request *req, int src, int tag, const void *data, 
   complete(req, Status::Ok());
 }
 
-void P2pEngine::start_large_recv(Request *req, int src, int tag, size_t bytes, uint64_t send_id, uint64_t addr) {
+void P2pEngine::start_large_recv(Request *req, int src, int tag, size_t bytes, uint64_t send_id, RemoteMem send_mem) {
   req->source = src;
   req->source_tag = tag;
   req->message_bytes = bytes;
@@ -42,12 +51,13 @@ void P2pEngine::start_large_recv(Request *req, int src, int tag, size_t bytes, u
                         bytes, comm_rank_of(req, src), tag, req->bytes));
     return;
   }
-  // Copy: the sender streams DATA. Single copy: the sender answers GO (or
-  // NACK if it withdrew the send meanwhile) before we touch its memory.
-  bool single_copy = route_[static_cast<size_t>(src)]->has_read_remote();
+  // Copy: the sender streams DATA. Single copy (the sender described its
+  // buffer and we can read it): the sender answers GO (or NACK if it
+  // withdrew the send meanwhile) before we touch its memory.
+  bool single_copy = !send_mem.bytes.empty() && route_[static_cast<size_t>(src)]->single_copy();
   req->id = next_id_++;
   req->remote_id = send_id;
-  req->remote_addr = addr;
+  req->send_mem = std::move(send_mem);
   req->offset = 0;
   recvs_streaming_[req->id] = req;
   send_control(src, kFrameCts, send_id, req->id, single_copy ? uint32_t{kCtsSingleCopy} : 0u);
@@ -64,16 +74,15 @@ void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, si
         if (signatures_conflict(req->sig, h.flags)) return mismatch_locked(req, h.src, h.flags);  // the frame is dropped
         posted_.erase(it);
         if (rts)
-          start_large_recv(req, h.src, h.tag, h.bytes, h.id, h.arg);
+          start_large_recv(req, h.src, h.tag, h.bytes, h.id, RemoteMem{as_bytes(payload, len)});
         else
           deliver_eager(req, h.src, h.tag, payload, len);
         return;
       }
       // A receive of the same op from another rank proves the ranks disagree just as well.
       if (Request *other = conflicting_recv_locked(h.ctx, h.tag, h.flags)) return mismatch_locked(other, h.src, h.flags);
-      Unexpected u{h.ctx, h.src, h.tag, static_cast<size_t>(h.bytes), rts, h.id, h.arg, h.flags, {}};
-      if (!rts) u.data.assign(static_cast<const char *>(payload), static_cast<const char *>(payload) + len);
-      unexpected_.push_back(std::move(u));
+      unexpected_.push_back(
+          Unexpected{h.ctx, h.src, h.tag, static_cast<size_t>(h.bytes), rts, h.id, h.flags, as_bytes(payload, len)});
       return;
     }
     case kFrameCts: {
@@ -126,7 +135,7 @@ void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, si
       }
       Request *req = it->second;
       recvs_streaming_.erase(it);
-      Status st = route_[static_cast<size_t>(peer)]->read_remote(peer, req->remote_addr, req->buf, req->message_bytes);
+      Status st = route_[static_cast<size_t>(peer)]->read_remote(peer, req->send_mem, req->buf, req->message_bytes);
       send_control(peer, kFrameFin, req->remote_id, 0);
       if (!st.ok())
         st = Status(st.code(), "receiving " + std::to_string(req->message_bytes) + " bytes from rank " +

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "transport/transport.h"
 
 namespace xc {
 
@@ -51,7 +52,7 @@ struct Request {
   uint64_t id = 0;         // ours, on the wire
   uint64_t remote_id = 0;  // the other side's
   size_t offset = 0;       // bytes streamed so far
-  uint64_t remote_addr = 0;  // receive, single-copy: where the message sits in the sender
+  RemoteMem send_mem;  // single copy: the sender's buffer as its transport described it (both sides)
   bool granted = false;      // send, single-copy: GO is out, the receiver may be reading our buffer
 };
 

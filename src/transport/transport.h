@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "base/deadline.h"
 #include "base/status.h"
@@ -36,6 +37,16 @@ struct FrameHeader {
   uint64_t arg;
 };
 static_assert(sizeof(FrameHeader) == 48, "FrameHeader is part of the shm wire format");
+
+// Memory of one process described for a peer that reads it itself (single
+// copy): made by the owner's transport (describe), carried to the reader in
+// the RTS, used by the reader's transport (read_remote). What it holds is
+// the transport's business (shm: an address; UCX: a packed remote key;
+// CUDA IPC: a 64-byte handle); the engine only carries its bytes.
+struct RemoteMem {
+  static constexpr size_t kMaxBytes = 256;  // the most describe() may make
+  std::vector<char> bytes;
+};
 
 // Called for each frame that arrives; payload is valid only during the call.
 class FrameSink {
@@ -73,10 +84,30 @@ class Transport {
   virtual bool peer_departed(int peer) = 0;
   // Tell the peers this process is leaving on purpose.
   virtual void announce_departure() = 0;
-  // Copy len bytes at the peer's address remote into dst (single-copy path).
-  // XC_ERR_UNSUPPORTED when the transport or the kernel cannot.
-  virtual Status read_remote(int peer, uint64_t remote, void *dst, size_t len) = 0;
-  virtual bool has_read_remote() const = 0;
+
+  // Single copy: a large message's receiver reads the sender's buffer
+  // itself. The sender's transport describes the buffer (its RTS carries
+  // the description), the receiver's reads with it once the sender says GO,
+  // and the sender releases it when the send ends, however it ends (FIN;
+  // cancelled before GO; the receiver died, discarded it as truncated, or
+  // had it streamed). Such a transport carries RTS payloads of
+  // RemoteMem::kMaxBytes. One without it keeps the defaults: large
+  // messages stream.
+  virtual bool single_copy() const { return false; }
+  // describe(peer, buf, len, out): describe len bytes at buf for peer to
+  // read (at most RemoteMem::kMaxBytes). An error: nothing was set up, and
+  // the message streams.
+  virtual Status describe(int /*peer*/, const void * /*buf*/, size_t /*len*/, RemoteMem * /*out*/) {
+    return Error(XC_ERR_UNSUPPORTED, "this transport has no single copy");
+  }
+  // read_remote(peer, mem, dst, len): copy len bytes of the memory peer
+  // described in mem into dst.
+  virtual Status read_remote(int /*peer*/, const RemoteMem & /*mem*/, void * /*dst*/, size_t /*len*/) {
+    return Error(XC_ERR_UNSUPPORTED, "this transport has no single copy");
+  }
+  // release(peer, mem): the send whose buffer mem describes has ended; what
+  // describe set up for it may go.
+  virtual void release(int /*peer*/, const RemoteMem & /*mem*/) {}
 };
 
 }  // namespace xc

@@ -3,8 +3,9 @@
 // that holds, per ordered pair (from, to), a bounded FIFO of frames (header +
 // a copy of the payload). The test controls the hub: FIFO capacity in frames
 // (so try_send sees "ring full" back-pressure), the largest payload (so large
-// messages are chunked), the eager limit, whether the single-copy path (read_remote) exists,
-// and which ranks are dead or departed. Frames a rank queued before it was
+// messages are chunked), the eager limit, whether the single-copy path
+// (describe, read_remote, release) exists, and which ranks are dead or
+// departed. Frames a rank queued before it was
 // killed are still delivered, as with a real shared-memory ring.
 //
 // Engines may be driven from one thread (pump them in turn with test()) or
@@ -91,6 +92,11 @@ class FakeHub {
     std::lock_guard<std::mutex> g(mu_);
     read_remote_result_ = std::move(st);
   }
+  // Make describe fail with this status (ok(): succeed again).
+  void set_describe_result(xc::Status st) {
+    std::lock_guard<std::mutex> g(mu_);
+    describe_result_ = std::move(st);
+  }
 
   // ---- observations ----
   size_t queued(int from, int to) {
@@ -106,8 +112,18 @@ class FakeHub {
   uint64_t read_remote_calls() { return read_remote_calls_.load(); }
   uint64_t read_remote_bytes() { return read_remote_bytes_.load(); }
   uint64_t sent_to_dead() { return sent_to_dead_.load(); }
+  // Single-copy descriptions made (describe) and not yet released.
+  uint64_t described() { return described_.load(); }
+  size_t unreleased() {
+    std::lock_guard<std::mutex> g(mu_);
+    size_t n = 0;
+    for (const Description &d : descriptions_) n += d.live ? 1 : 0;
+    return n;
+  }
   // Contract breaches by an engine: an oversize payload, a header whose src
-  // is not the sender, a frame sent to itself. Tests expect none.
+  // is not the sender, a frame sent to itself, a description read after its
+  // release, by another peer or beyond its end, or released twice. Tests
+  // expect none.
   uint64_t violations() { return violations_.load(); }
   std::string first_violation() {
     std::lock_guard<std::mutex> g(mu_);
@@ -117,6 +133,13 @@ class FakeHub {
  private:
   friend class FakeTransport;
   static constexpr uint32_t kKinds = 9;
+  // What describe() made: the index into descriptions_ rides in the bytes.
+  struct Description {
+    int owner;
+    uint64_t addr;
+    size_t len;
+    bool live;
+  };
 
   size_t idx(int r) const { return static_cast<size_t>(r); }
   size_t pair(int from, int to) const { return idx(from) * idx(opts_.ranks) + idx(to); }
@@ -137,12 +160,15 @@ class FakeHub {
   std::vector<char> dead_;
   std::vector<char> departed_;
   xc::Status read_remote_result_;
+  xc::Status describe_result_;
   std::function<void(int, int)> before_peer_alive_;
   uint64_t sent_by_kind_[kKinds] = {};
   std::atomic<uint64_t> refused_full_{0};
   std::atomic<uint64_t> read_remote_calls_{0};
   std::atomic<uint64_t> read_remote_bytes_{0};
   std::atomic<uint64_t> sent_to_dead_{0};
+  std::atomic<uint64_t> described_{0};
+  std::vector<Description> descriptions_;
   std::atomic<uint64_t> violations_{0};
   std::string first_violation_;
 };
@@ -252,23 +278,64 @@ class FakeTransport final : public xc::Transport {
     hub_.departed_[hub_.idx(me_)] = 1;
   }
 
-  xc::Status read_remote(int peer, uint64_t remote, void *dst, size_t len) override {
+  bool single_copy() const override { return hub_.opts_.read_remote; }
+
+  // A description longer than an address (kDescriptionBytes), as a UCX
+  // remote key would be: the engine must carry it whole.
+  xc::Status describe(int peer, const void *buf, size_t len, xc::RemoteMem *out) override {
+    std::lock_guard<std::mutex> g(hub_.mu_);
+    if (peer == me_) hub_.violation_locked("rank " + std::to_string(me_) + " described memory for itself");
+    if (!hub_.describe_result_.ok()) return hub_.describe_result_;
+    uint64_t index = hub_.descriptions_.size();
+    hub_.descriptions_.push_back(FakeHub::Description{me_, reinterpret_cast<uintptr_t>(buf), len, true});
+    hub_.described_.fetch_add(1);
+    out->bytes.assign(kDescriptionBytes, '\x5d');
+    memcpy(out->bytes.data(), &index, sizeof index);
+    return xc::Status::Ok();
+  }
+
+  xc::Status read_remote(int peer, const xc::RemoteMem &mem, void *dst, size_t len) override {
     if (!hub_.opts_.read_remote) return xc::Error(XC_ERR_UNSUPPORTED, "the fake transport has no single-copy path");
+    FakeHub::Description d;
     {
       std::lock_guard<std::mutex> g(hub_.mu_);
       if (!hub_.read_remote_result_.ok()) return hub_.read_remote_result_;
       if (hub_.dead_[hub_.idx(peer)]) return xc::Error(XC_ERR_PEER_FAILED, "the sender's process is gone");
+      const FakeHub::Description *found = description_locked(mem);
+      if (!found || !found->live || found->owner != peer || len > found->len) {
+        hub_.violation_locked("rank " + std::to_string(me_) + " read " + std::to_string(len) + " bytes of rank " +
+                              std::to_string(peer) + "'s memory through a description that is not live, not that " +
+                              "rank's, or shorter");
+        return xc::Error(XC_ERR_INTERNAL, "bad description");
+      }
+      d = *found;
     }
     hub_.read_remote_calls_.fetch_add(1);
     hub_.read_remote_bytes_.fetch_add(len);
     // All ranks share one address space.
-    if (len) memcpy(dst, reinterpret_cast<const void *>(static_cast<uintptr_t>(remote)), len);
+    if (len) memcpy(dst, reinterpret_cast<const void *>(static_cast<uintptr_t>(d.addr)), len);
     return xc::Status::Ok();
   }
 
-  bool has_read_remote() const override { return hub_.opts_.read_remote; }
+  void release(int peer, const xc::RemoteMem &mem) override {
+    std::lock_guard<std::mutex> g(hub_.mu_);
+    FakeHub::Description *d = description_locked(mem);
+    if (!d || !d->live || d->owner != me_ || peer == me_)
+      hub_.violation_locked("rank " + std::to_string(me_) + " released a description twice, or not its own");
+    else
+      d->live = false;
+  }
 
  private:
+  static constexpr size_t kDescriptionBytes = 40;
+
+  FakeHub::Description *description_locked(const xc::RemoteMem &mem) {
+    uint64_t index;
+    if (mem.bytes.size() != kDescriptionBytes) return nullptr;
+    memcpy(&index, mem.bytes.data(), sizeof index);
+    return index < hub_.descriptions_.size() ? &hub_.descriptions_[index] : nullptr;
+  }
+
   FakeHub &hub_;
   int me_;
   int poll_start_ = 0;

@@ -26,7 +26,7 @@ struct ShmOptions {
   size_t ring_bytes = 256 << 10;  // power of two
   size_t eager_bytes = 8192;      // larger messages wait for their receiver
   size_t chunk_bytes = 65536;     // pieces of a large message through the ring
-  bool single_copy = false;       // offer read_remote (CMA)
+  bool single_copy = false;       // receivers read large messages themselves (CMA)
 };
 
 class ShmTransport final : public Transport {
@@ -51,8 +51,11 @@ class ShmTransport final : public Transport {
   bool peer_alive(int peer) override;
   bool peer_departed(int peer) override;
   void announce_departure() override;
-  Status read_remote(int peer, uint64_t remote, void *dst, size_t len) override;
-  bool has_read_remote() const override { return opts_.single_copy; }
+  // Single copy: a buffer is described by its address, which the reader
+  // reads with process_vm_readv; nothing to set up or release.
+  bool single_copy() const override { return opts_.single_copy; }
+  Status describe(int peer, const void *buf, size_t len, RemoteMem *out) override;
+  Status read_remote(int peer, const RemoteMem &mem, void *dst, size_t len) override;
 
   bool reaches(int peer) const { return peer >= 0 && peer < static_cast<int>(local_index_.size()) && local_index_[peer] >= 0; }
 
