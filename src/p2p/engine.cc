@@ -20,12 +20,15 @@ std::unique_lock<std::mutex> P2pEngine::lock() {
   return opts_.thread_safe ? std::unique_lock<std::mutex>(mu_) : std::unique_lock<std::mutex>();
 }
 
-void P2pEngine::set_routes(std::vector<Transport *> route) {
+Status P2pEngine::set_routes(std::vector<Transport *> route) {
   auto guard = lock();
   route_ = std::move(route);
   transports_.clear();
   for (Transport *t : route_)
     if (t && std::find(transports_.begin(), transports_.end(), t) == transports_.end()) transports_.push_back(t);
+  sleeper_.reset();
+  if (!transports_.empty()) XC_TRY(Sleeper::create(transports_, &sleeper_));
+  return Status::Ok();
 }
 
 void P2pEngine::announce_departure() {

@@ -5,9 +5,9 @@
 // built on this engine. One engine per fabric; it never makes connections.
 //
 // One class, one file per job: engine.cc (construction, routes, posting),
-// protocol.cc (frames in and out), progress.cc (polling and waiting),
-// failure.cc (dead peers, cancel, abort, admission), mismatch.cc (collective
-// ops that ranks disagree on).
+// protocol.cc (frames in and out), progress.cc (polling and waiting; the
+// sleeping itself is sleeper.h's), failure.cc (dead peers, cancel, abort,
+// admission), mismatch.cc (collective ops that ranks disagree on).
 #pragma once
 
 #include <condition_variable>
@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "p2p/frames.h"
 #include "p2p/request.h"
+#include "p2p/sleeper.h"
 #include "transport/transport.h"
 
 namespace xc {
@@ -40,6 +41,7 @@ struct EngineOptions {
   int my_rank = 0;
   int fabric_size = 1;
   int spin = 2000;         // polls before sleeping
+  int max_sleep_ms = 50;   // a sleeping rank still checks deadlines and peers this often
   bool thread_safe = true; // false: XC_THREAD_SERIALIZED, no lock
   SignatureNamer name_signature = nullptr;
 };
@@ -49,8 +51,9 @@ class P2pEngine final : private FrameSink {
   explicit P2pEngine(const EngineOptions &opts);
   ~P2pEngine() override;
 
-  // route[r] carries frames to fabric rank r (nullptr: no transport reaches it).
-  void set_routes(std::vector<Transport *> route);
+  // route[r] carries frames to fabric rank r (nullptr: no transport reaches
+  // it). Once, before anything else.
+  Status set_routes(std::vector<Transport *> route);
 
   // Post a send or receive. On failure to post, req->done with the error.
   void post_send(Request *req);
@@ -87,6 +90,9 @@ class P2pEngine final : private FrameSink {
   int my_rank() const { return opts_.my_rank; }
   // False under XC_THREAD_SERIALIZED: only one thread may use the engine.
   bool thread_safe() const { return opts_.thread_safe; }
+  // How this engine's sleeps in wait() have ended (all zero without
+  // transports): shows that wake-ups come by their own path.
+  SleepCounts sleep_counts() const { return sleeper_ ? sleeper_->counts() : SleepCounts(); }
   // True when some transport carries messages to rank (always for ourselves).
   bool reaches(int rank) const {
     return rank == opts_.my_rank || (rank >= 0 && rank < opts_.fabric_size && route_[static_cast<size_t>(rank)]);
@@ -198,6 +204,7 @@ class P2pEngine final : private FrameSink {
   EngineOptions opts_;
   std::mutex mu_;
   std::condition_variable done_cv_;  // only used when no transport exists (a world of one)
+  std::unique_ptr<Sleeper> sleeper_;  // over transports_; nullptr without any
   std::vector<Transport *> route_;
   std::vector<Transport *> transports_;  // distinct, for polling
   std::vector<PeerState> peers_;

@@ -10,7 +10,6 @@ namespace xc {
 
 namespace {
 
-constexpr int kMaxSleepMs = 50;  // a sleeping rank still checks deadlines and peers this often
 constexpr int kYieldPolls = 2000;
 
 }  // namespace
@@ -41,7 +40,7 @@ bool P2pEngine::anything_pending_locked() const {
 }
 
 void P2pEngine::wake_waiters_locked() {
-  for (Transport *t : transports_) t->wake_self();
+  if (sleeper_) sleeper_->wake();
 }
 
 bool P2pEngine::test(Request *req) {
@@ -54,7 +53,7 @@ bool P2pEngine::test(Request *req) {
 }
 
 Status P2pEngine::wait(Request *req, Deadline deadline) {
-  // Spin, then poll with sched_yield, then sleep on the transport's futex.
+  // Spin, then poll with sched_yield, then sleep until a transport has news.
   // Yielding costs little when the core is ours alone, and when ranks
   // outnumber cores (spin is short then) it hands the core to the peer we
   // wait for instead of sleeping through its reply and paying for a wake.
@@ -80,8 +79,8 @@ Status P2pEngine::wait(Request *req, Deadline deadline) {
         cpu_yield();
       continue;
     }
-    int sleep_ms = deadline.remaining_ms(kMaxSleepMs);
-    if (transports_.empty()) {
+    int sleep_ms = deadline.remaining_ms(opts_.max_sleep_ms);
+    if (!sleeper_) {
       // Only self-messages exist: another thread's send completes us.
       if (opts_.thread_safe)
         done_cv_.wait_for(guard, std::chrono::milliseconds(sleep_ms));
@@ -89,12 +88,11 @@ Status P2pEngine::wait(Request *req, Deadline deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
       continue;
     }
-    Transport *t = transports_.front();
-    uint32_t token = t->prepare_wait();
-    moved = progress_locked();
-    if (req->done || moved || transports_.size() > 1) sleep_ms = 0;
+    Sleeper::Ticket ticket = sleeper_->prepare();
+    moved = progress_locked();  // news that came before the announcement
+    if (req->done || moved) sleep_ms = 0;
     guard = std::unique_lock<std::mutex>();
-    t->finish_wait(token, sleep_ms);
+    sleeper_->sleep(ticket, sleep_ms);
     backoff.slept();  // after a sleep, spin and yield a little before sleeping again
   }
 }

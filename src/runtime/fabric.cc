@@ -159,8 +159,7 @@ Status Fabric::set_up_transports(const FabricSetup &setup) {
   ts.deadline = Deadline::AfterMs(setup.timeout_ms);
   ts.thread_safe = setup.thread_safe;
   XC_TRY(connect_transports(ts, transport_table(), &transports_));
-  engine_->set_routes(transports_.route);
-  return Status::Ok();
+  return engine_->set_routes(transports_.route);
 }
 
 }  // namespace xc

@@ -70,13 +70,30 @@ class Transport {
   virtual bool try_send(int peer, const FrameHeader &h, const void *payload, size_t len) = 0;
   // Deliver every frame that has arrived, in order per peer. Returns how many.
   virtual size_t poll(FrameSink &sink) = 0;
-  // Sleeping in two steps so no wake-up is lost: announce the sleep, make
-  // one more pass over the work (poll, retry sends), then sleep at most
-  // max_ms (0: do not sleep) until a frame arrives or ring space frees up.
-  virtual uint32_t prepare_wait() = 0;
-  virtual void finish_wait(uint32_t token, int max_ms) = 0;
-  // Wake this process's own sleepers (after an abort cancelled their work).
-  virtual void wake_self() = 0;
+
+  // Sleeping until this transport has news (a frame, ring space, a peer
+  // gone), one of two ways; p2p/sleeper.h combines the engine's transports.
+  //
+  // An fd transport answers event_fd() with a descriptor that turns
+  // readable on news once arm() has answered true; arm() answers false when
+  // news is already there, so the engine must not sleep (UCX:
+  // ucp_worker_get_efd and ucp_worker_arm, whose BUSY is our false).
+  //
+  // A transport that answers -1 sleeps the engine itself, on a primitive
+  // that cannot be an fd (shm: a futex doorbell in shared memory that peers
+  // ring), in two steps so no wake-up is lost: prepare_wait announces the
+  // sleep, the engine makes one more pass over its work, then finish_wait
+  // sleeps at most max_ms (0: not at all), and not at all when news came
+  // after prepare_wait; false when it slept all of max_ms. wake_self wakes
+  // this process's sleepers from any thread. At most one transport of an
+  // engine may sleep this way (any other must offer an fd), or the engine
+  // polls instead of sleeping.
+  virtual int event_fd() const = 0;
+  virtual bool arm() { return true; }
+  virtual uint32_t prepare_wait() { return 0; }
+  virtual bool finish_wait(uint32_t /*token*/, int /*max_ms*/) { return true; }
+  virtual void wake_self() {}
+
   // False once the peer's process is known to be gone.
   virtual bool peer_alive(int peer) = 0;
   // True when a gone peer had said goodbye (freed its last communicator)

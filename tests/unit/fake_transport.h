@@ -5,14 +5,20 @@
 // (so try_send sees "ring full" back-pressure), the largest payload (so large
 // messages are chunked), the eager limit, whether the single-copy path
 // (describe, read_remote, release) exists, and which ranks are dead or
-// departed. Frames a rank queued before it was
-// killed are still delivered, as with a real shared-memory ring.
+// departed. Frames a rank queued before it was killed are still delivered,
+// as with a real shared-memory ring.
 //
 // Engines may be driven from one thread (pump them in turn with test()) or
-// each from its own std::thread: the hub is guarded by one mutex, and
-// prepare_wait/finish_wait sleep on a condition variable with a per-rank
-// "doorbell" counter, so no wake-up is lost.
+// each from its own std::thread: the hub is guarded by one mutex. A
+// FakeTransport sleeps the engine one of the two ways a transport may
+// (transport.h): by itself, like shm's futex (prepare_wait/finish_wait on a
+// condition variable with a per-rank "doorbell" counter, so no wake-up is
+// lost), or, made with Wakeup::kEventFd, through an eventfd the hub writes
+// on every event for that rank, like UCX's.
 #pragma once
+
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -24,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +61,7 @@ class FakeHub {
       : opts_(o),
         q_(static_cast<size_t>(o.ranks) * static_cast<size_t>(o.ranks)),
         bell_(static_cast<size_t>(o.ranks), 0),
+        event_fd_(static_cast<size_t>(o.ranks), -1),
         dead_(static_cast<size_t>(o.ranks), 0),
         departed_(static_cast<size_t>(o.ranks), 0) {}
 
@@ -143,9 +151,15 @@ class FakeHub {
 
   size_t idx(int r) const { return static_cast<size_t>(r); }
   size_t pair(int from, int to) const { return idx(from) * idx(opts_.ranks) + idx(to); }
-  void ring_locked(int r) { ++bell_[idx(r)]; }
+  void ring_locked(int r) {
+    ++bell_[idx(r)];
+    if (event_fd_[idx(r)] >= 0) {
+      uint64_t one = 1;
+      (void)!write(event_fd_[idx(r)], &one, sizeof one);
+    }
+  }
   void ring_all_locked() {
-    for (auto &b : bell_) ++b;
+    for (int r = 0; r < opts_.ranks; ++r) ring_locked(r);
     cv_.notify_all();
   }
   void violation_locked(const std::string &what) {
@@ -157,6 +171,7 @@ class FakeHub {
   std::condition_variable cv_;
   std::vector<std::deque<Frame>> q_;  // [from * ranks + to]
   std::vector<uint32_t> bell_;        // per receiver: bumped on every event that may unblock it
+  std::vector<int> event_fd_;         // per receiver with Wakeup::kEventFd: written with every bump
   std::vector<char> dead_;
   std::vector<char> departed_;
   xc::Status read_remote_result_;
@@ -173,9 +188,25 @@ class FakeHub {
   std::string first_violation_;
 };
 
+// How a FakeTransport lets its engine sleep (transport.h).
+enum class Wakeup { kSelf, kEventFd };
+
 class FakeTransport final : public xc::Transport {
  public:
-  FakeTransport(FakeHub &hub, int me) : hub_(hub), me_(me) {}
+  FakeTransport(FakeHub &hub, int me, Wakeup wakeup = Wakeup::kSelf) : hub_(hub), me_(me) {
+    if (wakeup == Wakeup::kSelf) return;
+    event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    std::lock_guard<std::mutex> g(hub_.mu_);
+    hub_.event_fd_[hub_.idx(me_)] = event_fd_;
+  }
+  ~FakeTransport() override {
+    if (event_fd_ < 0) return;
+    {
+      std::lock_guard<std::mutex> g(hub_.mu_);
+      hub_.event_fd_[hub_.idx(me_)] = -1;
+    }
+    close(event_fd_);
+  }
 
   size_t max_payload() const override { return hub_.opts_.max_payload; }
   size_t eager_bytes() const override { return hub_.opts_.eager_bytes; }
@@ -238,17 +269,26 @@ class FakeTransport final : public xc::Transport {
     return got;
   }
 
+  int event_fd() const override { return event_fd_; }
+
+  // Empties the eventfd, then says whether frames wait already: whatever
+  // arrives later writes the eventfd again.
+  bool arm() override {
+    uint64_t count;
+    (void)!read(event_fd_, &count, sizeof count);
+    std::lock_guard<std::mutex> g(hub_.mu_);
+    return !inbound_locked();
+  }
+
   uint32_t prepare_wait() override {
     std::lock_guard<std::mutex> g(hub_.mu_);
     return hub_.bell_[hub_.idx(me_)];
   }
 
-  void finish_wait(uint32_t token, int max_ms) override {
+  bool finish_wait(uint32_t token, int max_ms) override {
     std::unique_lock<std::mutex> g(hub_.mu_);
-    for (int s = 0; s < hub_.opts_.ranks; ++s)
-      if (!hub_.q_[hub_.pair(s, me_)].empty()) return;
-    if (max_ms <= 0) return;
-    hub_.cv_.wait_for(g, std::chrono::milliseconds(max_ms), [&] { return hub_.bell_[hub_.idx(me_)] != token; });
+    if (inbound_locked() || max_ms <= 0) return true;
+    return hub_.cv_.wait_for(g, std::chrono::milliseconds(max_ms), [&] { return hub_.bell_[hub_.idx(me_)] != token; });
   }
 
   void wake_self() override {
@@ -329,6 +369,12 @@ class FakeTransport final : public xc::Transport {
  private:
   static constexpr size_t kDescriptionBytes = 40;
 
+  bool inbound_locked() const {
+    for (int s = 0; s < hub_.opts_.ranks; ++s)
+      if (!hub_.q_[hub_.pair(s, me_)].empty()) return true;
+    return false;
+  }
+
   FakeHub::Description *description_locked(const xc::RemoteMem &mem) {
     uint64_t index;
     if (mem.bytes.size() != kDescriptionBytes) return nullptr;
@@ -338,6 +384,7 @@ class FakeTransport final : public xc::Transport {
 
   FakeHub &hub_;
   int me_;
+  int event_fd_ = -1;
   int poll_start_ = 0;
   std::vector<std::pair<int, FakeHub::Frame>> inbox_;
 };
@@ -354,9 +401,11 @@ class FakeWorld {
       eo.fabric_size = ho.ranks;
       engines_.push_back(std::make_unique<xc::P2pEngine>(eo));
     }
-    for (int r = 0; r < ho.ranks; ++r)
-      engines_[static_cast<size_t>(r)]->set_routes(
+    for (int r = 0; r < ho.ranks; ++r) {
+      xc::Status st = engines_[static_cast<size_t>(r)]->set_routes(
           std::vector<xc::Transport *>(static_cast<size_t>(ho.ranks), transports_[static_cast<size_t>(r)].get()));
+      if (!st.ok()) throw std::runtime_error(st.message());
+    }
   }
 
   FakeHub &hub() { return hub_; }

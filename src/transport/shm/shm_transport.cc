@@ -146,10 +146,10 @@ size_t ShmTransport::poll(FrameSink &sink) {
 
 uint32_t ShmTransport::prepare_wait() { return own_bell_->prepare_sleep(); }
 
-void ShmTransport::finish_wait(uint32_t token, int max_ms) {
+bool ShmTransport::finish_wait(uint32_t token, int max_ms) {
   for (Peer &p : peers_)
     if (!p.reader.empty()) max_ms = 0;
-  own_bell_->sleep(token, max_ms);
+  return own_bell_->sleep(token, max_ms);
 }
 
 bool ShmTransport::peer_alive(int peer) {

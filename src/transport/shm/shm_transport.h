@@ -45,8 +45,9 @@ class ShmTransport final : public Transport {
   size_t chunk_bytes() const override { return opts_.chunk_bytes; }
   bool try_send(int peer, const FrameHeader &h, const void *payload, size_t len) override;
   size_t poll(FrameSink &sink) override;
+  int event_fd() const override { return -1; }  // sleeps on its futex doorbell
   uint32_t prepare_wait() override;
-  void finish_wait(uint32_t token, int max_ms) override;
+  bool finish_wait(uint32_t token, int max_ms) override;
   void wake_self() override { own_bell_->ring(); }
   bool peer_alive(int peer) override;
   bool peer_departed(int peer) override;
