@@ -40,8 +40,10 @@ void P2pEngine::announce_departure() {
 
 void P2pEngine::complete(Request *req, Status st) {
   // However a described send ends, its transport may let the description go.
-  if (req->kind == RequestKind::kSend && !req->send_mem.bytes.empty())
+  if (req->kind == RequestKind::kSend && !req->send_mem.bytes.empty()) {
     route_[static_cast<size_t>(req->peer)]->release(req->peer, req->send_mem);
+    req->send_mem.bytes.clear();  // released once, also if the request is posted again
+  }
   req->status = std::move(st);
   req->done = true;
   if (transports_.empty()) done_cv_.notify_all();

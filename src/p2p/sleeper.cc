@@ -165,6 +165,9 @@ Sleeper::Ticket Sleeper::prepare() {
     case Mode::kPollOnly:
       break;
   }
+  // The arm that found news may have emptied an fd another thread of this
+  // engine is about to sleep on: let every sleeper look again.
+  if (t.busy) wake();
   return t;
 }
 

@@ -50,7 +50,9 @@ class Sleeper {
   // the engine's lock held; the engine then makes one more pass over its
   // work, releases its lock and calls sleep() with at most how long to
   // sleep (0 when that pass found work). sleep() returns at once when news
-  // came after prepare().
+  // came after prepare(). An fd transport whose arm finds news makes
+  // prepare() wake the engine's other sleepers: that arm emptied the fd one
+  // of them may be about to sleep on.
   struct Ticket {
     uint32_t token = 0;  // the self-sleeper's
     bool busy = false;   // an fd transport already had news when armed

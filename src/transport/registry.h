@@ -3,8 +3,6 @@
 // in order of preference, and for every peer the first entry that can reach
 // it carries its frames. The fabric only calls connect_transports, so a new
 // transport (UCX, CUDA IPC, NCCL) is one folder and one line in registry.cc.
-// (NCCL's table has one more step: it picks per pair by ranked ability; here
-// the order is the ranking.)
 //
 // Set-up runs in three phases on every rank of the fabric, with a store
 // barrier between them, so one transport's ranks can attach to what the

@@ -3,7 +3,9 @@
 // own hub; each transport sleeps by itself (like shm's futex) or offers an
 // eventfd (like UCX). A frame through either must wake rank 0 asleep in
 // wait() by the wake-up path (its sleep ends "woken", not by running out
-// of time), and an idle wait must cost almost no CPU.
+// of time), also with two threads of rank 0 waiting at once, and an idle
+// wait must cost almost no CPU. One test drives the Sleeper alone through
+// the order of calls that would lose a wake-up.
 #include "unit_test.h"
 
 #include <sys/resource.h>
@@ -173,6 +175,86 @@ void abort_wakes_the_sleeper(void **) {
   }
 }
 
+// Two threads of rank 0 wait at once, one for rank 1 and one for rank 2,
+// whose messages come only while some thread of rank 0 sleeps: one
+// thread's arm or progress must never swallow the other's wake-up (each
+// sleep could last 10 s, and every wait gives up after 5).
+void two_waiting_threads_lose_no_wakeup(void **) {
+  constexpr int kRounds = 40;
+  for (const auto &mix : kMixes) {
+    TwoNetworks net(mix[0], mix[1], kLongSleepMs);
+    std::atomic<int> failures{0};
+    auto receive = [&](int from) {
+      for (int k = 0; k < kRounds; ++k) {
+        uint64_t got = 0;
+        Request r;
+        r.ctx = kCtx;
+        r.peer = from;
+        r.tag = k;
+        r.buf = &got;
+        r.bytes = sizeof got;
+        net.engine(0).post_recv(&r);
+        Status st = net.engine(0).wait(&r, Deadline::AfterMs(kWaitMs));
+        if (!st.ok() || got != static_cast<uint64_t>(from * 1000 + k)) ++failures;
+      }
+    };
+    auto send = [&](int me) {
+      for (int k = 0; k < kRounds; ++k) {
+        uint64_t v = static_cast<uint64_t>(me * 1000 + k);
+        Request s;
+        s.ctx = kCtx;
+        s.peer = 0;
+        s.tag = k;
+        s.buf = &v;
+        s.bytes = sizeof v;
+        if (!rank0_asleep(net)) ++failures;
+        net.engine(me).post_send(&s);  // eager: written at once, v may go
+        if (!s.done) ++failures;
+      }
+    };
+    std::thread w1(receive, 1), w2(receive, 2), s1(send, 1), s2(send, 2);
+    w1.join();
+    w2.join();
+    s1.join();
+    s2.join();
+    SleepCounts c = net.engine(0).sleep_counts();
+    if (failures.load() || c.timed_out)
+      print_error("%s + %s: %d failures, sleeps woken %llu, timed out %llu\n", wakeup_name(mix[0]),
+                  wakeup_name(mix[1]), failures.load(), static_cast<unsigned long long>(c.woken),
+                  static_cast<unsigned long long>(c.timed_out));
+    assert_int_equal(failures.load(), 0);
+    assert_int_equal(c.timed_out, 0);
+    assert_true(c.woken > 0);
+  }
+}
+
+// The Sleeper alone, two sleeps of one engine driven from this thread in
+// the order that once lost a wake-up: sleep A is announced; a frame
+// arrives on an fd transport; sleep B's arm finds it (and empties the fd
+// A is to sleep on) so B does not sleep; then A sleeps. A must return at
+// once, woken, not after its 3 s.
+void arm_that_finds_news_wakes_the_other_sleepers(void **) {
+  for (const auto &mix : kMixes) {
+    FakeHub hub_a(FakeHubOptions{}), hub_b(FakeHubOptions{});
+    FakeTransport a0(hub_a, 0, mix[0]), a1(hub_a, 1), b0(hub_b, 0, mix[1]), b1(hub_b, 1);
+    std::unique_ptr<xc::Sleeper> sleeper;
+    ASSERT_OK(xc::Sleeper::create({&a0, &b0}, &sleeper));
+    FakeTransport &news_from = mix[0] == Wakeup::kEventFd ? a1 : b1;
+    xc::Sleeper::Ticket a = sleeper->prepare();
+    xc::FrameHeader h{};
+    h.kind = xc::kFrameEager;
+    h.src = 1;
+    assert_true(news_from.try_send(0, h, nullptr, 0));
+    xc::Sleeper::Ticket b = sleeper->prepare();
+    assert_true(b.busy);
+    sleeper->sleep(b, 3000);
+    sleeper->sleep(a, 3000);
+    SleepCounts c = sleeper->counts();
+    assert_int_equal(c.timed_out, 0);
+    assert_int_equal(c.woken, 1);
+  }
+}
+
 // Two transports that can only sleep by themselves: the engine cannot sleep
 // on both, so it polls (transport.h allows one), and messages through either
 // still arrive.
@@ -253,6 +335,8 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(frame_through_either_transport_wakes_the_sleeper),
       cmocka_unit_test(abort_wakes_the_sleeper),
+      cmocka_unit_test(two_waiting_threads_lose_no_wakeup),
+      cmocka_unit_test(arm_that_finds_news_wakes_the_other_sleepers),
       cmocka_unit_test(two_self_sleepers_poll_and_deliver),
       cmocka_unit_test(idle_wait_over_two_transports_costs_no_cpu),
   };
