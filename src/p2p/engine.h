@@ -3,13 +3,19 @@
 // rendezvous (RTS → CTS → pipelined DATA, or single-copy + FIN) for large
 // ones. Everything else in xcomm — communicator splits, collectives — is
 // built on this engine. One engine per fabric; it never makes connections.
+//
+// One class, one file per job: engine.cc (construction, routes, posting),
+// protocol.cc (frames in and out), progress.cc (polling and waiting; the
+// sleeping itself is sleeper.h's), failure.cc (dead peers, cancel, abort,
+// admission), mismatch.cc (collective ops that ranks disagree on).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
-#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -17,23 +23,25 @@
 #include <vector>
 
 #include "base/deadline.h"
-#include "p2p/request.h"
 #include "base/status.h"
+#include "p2p/frames.h"
+#include "p2p/request.h"
+#include "p2p/sleeper.h"
 #include "transport/transport.h"
 
 namespace xc {
 
 // Names the op behind a signature ("allreduce float32 sum ...") in the
 // messages of mismatched ops. Signatures are the collective layer's
-// (coll/desc.h); the engine only compares them. nullptr: shown in hex.
+// (coll/desc.h); the engine never reads one, it only compares them
+// (p2p/frames.h). nullptr: shown in hex.
 using SignatureNamer = std::string (*)(uint32_t sig);
 
 struct EngineOptions {
   int my_rank = 0;
   int fabric_size = 1;
-  size_t eager_bytes = 8192;
-  size_t chunk_bytes = 65536;
   int spin = 2000;         // polls before sleeping
+  int max_sleep_ms = 50;   // a sleeping rank still checks deadlines and peers this often
   bool thread_safe = true; // false: XC_THREAD_SERIALIZED, no lock
   SignatureNamer name_signature = nullptr;
 };
@@ -43,8 +51,9 @@ class P2pEngine final : private FrameSink {
   explicit P2pEngine(const EngineOptions &opts);
   ~P2pEngine() override;
 
-  // route[r] carries frames to fabric rank r (nullptr: no transport reaches it).
-  void set_routes(std::vector<Transport *> route);
+  // route[r] carries frames to fabric rank r (nullptr: no transport reaches
+  // it). Once, before anything else.
+  Status set_routes(std::vector<Transport *> route);
 
   // Post a send or receive. On failure to post, req->done with the error.
   void post_send(Request *req);
@@ -81,6 +90,9 @@ class P2pEngine final : private FrameSink {
   int my_rank() const { return opts_.my_rank; }
   // False under XC_THREAD_SERIALIZED: only one thread may use the engine.
   bool thread_safe() const { return opts_.thread_safe; }
+  // How this engine's sleeps in wait() have ended (all zero without
+  // transports): shows that wake-ups come by their own path.
+  SleepCounts sleep_counts() const { return sleeper_ ? sleeper_->counts() : SleepCounts(); }
   // True when some transport carries messages to rank (always for ourselves).
   bool reaches(int rank) const {
     return rank == opts_.my_rank || (rank >= 0 && rank < opts_.fabric_size && route_[static_cast<size_t>(rank)]);
@@ -94,9 +106,8 @@ class P2pEngine final : private FrameSink {
     size_t bytes;
     bool rts;
     uint64_t send_id;
-    uint64_t addr;
     uint32_t sig;  // the collective op's signature, 0 for none
-    std::vector<char> data;
+    std::vector<char> data;  // eager: the message; RTS: the sender's buffer described, or nothing
   };
   // A collective op (ctx, tag) that ranks were found to disagree on: every
   // request of it fails, now and when posted later. reporter -1: found here.
@@ -119,44 +130,81 @@ class P2pEngine final : private FrameSink {
     std::deque<Outgoing> outbox;
     std::deque<Request *> streaming;  // sends cleared to stream DATA, in CTS order
   };
+  // Where an unfinished request can wait, for pending_requests_locked.
+  enum Waits : unsigned {
+    kPosted = 1,          // posted_: receives not matched yet
+    kRecvsStreaming = 2,  // recvs_streaming_: receives matched to an RTS (CTS sent)
+    kSendsWaiting = 4,    // sends_waiting_: rendezvous sends before CTS, granted ones until FIN
+    kOutboxes = 8,        // eager sends queued behind a full transport
+    kSendsStreaming = 16, // sends cleared to stream DATA
+    kAnywhere = 31,
+  };
+  // Decides for one request, given the peer it waits on at that place
+  // (receives matched: their source; the rest: their peer, -1 for any).
+  using RequestFilter = std::function<bool(const Request *req, int peer)>;
 
+  // engine.cc: construction, routes, posting, completion.
+  std::unique_lock<std::mutex> lock();
+  Status post_check(Request *req);
+  bool matches(const Request *req, uint64_t ctx, int src, int tag) const;
+  void complete(Request *req, Status st);
+
+  // protocol.cc: frames in and out.
   void on_frame(int peer, const FrameHeader &h, const void *payload, size_t len) override;
   void deliver_eager(Request *req, int src, int tag, const void *data, size_t bytes);
-  void start_large_recv(Request *req, int src, int tag, size_t bytes, uint64_t send_id, uint64_t addr);
+  void start_large_recv(Request *req, int src, int tag, size_t bytes, uint64_t send_id, RemoteMem send_mem);
   void send_frame(int peer, const FrameHeader &h, const void *payload, size_t len, Request *completes,
                   Request *owner = nullptr);
   void send_control(int peer, uint32_t kind, uint64_t id, uint64_t arg, uint32_t flags = 0);
   bool flush_peer(int peer, PeerState &ps);
+  void mark_busy(int peer);
+
+  // progress.cc: polling the transports, waiting.
   bool progress_locked();
-  bool pending_locked() const;
+  bool anything_pending_locked() const;
+  // Wake threads asleep in wait() (their requests were completed by another thread).
+  void wake_waiters_locked();
+
+  // failure.cc: dead peers, cancelled requests, refused posts.
   void check_peers_locked(bool even_if_idle = false);
   void fail_peer_locked(int rank);
   int first_crashed_locked(const std::vector<int> &members);
-  // Refuse a request whose context was aborted, or a collective's whose
-  // member crashed.
+  // Refuse a request whose context was aborted, whose collective op was
+  // found mismatched, or a collective's whose member crashed.
   Status admission_check_locked(const Request *req);
+  // The error a request of ctx gets once ctx was aborted; OK when it was not.
+  Status aborted_status_locked(uint64_t ctx) const;
   void cancel_locked(Request *req, const Status &why);
-  void complete(Request *req, Status st);
-  void mark_busy(int peer);
-  bool matches(const Request *req, uint64_t ctx, int src, int tag) const;
-  Status post_check(Request *req);
-  // Signatures: a receive met a message of its op (ctx, tag) with another
-  // signature. Fail the whole op here and tell every other member.
+  // Take req out of wherever it waits, tell the peer if part of it went
+  // (NACK), and complete it with why. Unlike cancel_locked, also ends a
+  // granted send (its reader died) and one cancelled earlier.
+  void withdraw_locked(Request *req, const Status &why);
+  // Every unfinished request waiting in one of the places `where` that
+  // `take` accepts, each once.
+  std::vector<Request *> pending_requests_locked(unsigned where, const RequestFilter &take);
+  Status peer_gone_error(const Request *req, int rank);
+
+  // mismatch.cc: collective ops that ranks disagree on.
+  // A receive met a message of its op (ctx, tag) with another signature.
+  // Fail the whole op here and tell every other member.
   void mismatch_locked(Request *req, int src, uint32_t their_sig);
   // The same for op (a receive, or an op that waits outside requests); its
   // error. Completes nothing.
   Status report_mismatch_locked(const Request &op, int src, uint32_t their_sig);
   void poison_locked(const Poisoned &p);
+  // Tell rank `to` of p (MISMATCH).
+  void send_mismatch(int to, const Poisoned &p);
+  // The error of a request of an op found mismatched; OK for any other.
+  Status poisoned_status_locked(const Request &req);
   Status poisoned_error(const Poisoned &p, const Request *req);
   std::string name_signature(uint32_t sig) const;
   // A posted receive of the same op as the arrival (ctx, tag) whose signature differs, or nullptr.
   Request *conflicting_recv_locked(uint64_t ctx, int tag, uint32_t sig);
-  Status peer_gone_error(const Request *req, int rank);
-  std::unique_lock<std::mutex> lock();
 
   EngineOptions opts_;
   std::mutex mu_;
   std::condition_variable done_cv_;  // only used when no transport exists (a world of one)
+  std::unique_ptr<Sleeper> sleeper_;  // over transports_; nullptr without any
   std::vector<Transport *> route_;
   std::vector<Transport *> transports_;  // distinct, for polling
   std::vector<PeerState> peers_;

@@ -2,12 +2,14 @@
 // the unit the engine tracks. Collective algorithms use the same requests.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "base/status.h"
+#include "transport/transport.h"
 
 namespace xc {
 
@@ -50,8 +52,17 @@ struct Request {
   uint64_t id = 0;         // ours, on the wire
   uint64_t remote_id = 0;  // the other side's
   size_t offset = 0;       // bytes streamed so far
-  uint64_t remote_addr = 0;  // receive, single-copy: where the message sits in the sender
+  RemoteMem send_mem;  // single copy: the sender's buffer as its transport described it (both sides)
   bool granted = false;      // send, single-copy: GO is out, the receiver may be reading our buffer
 };
+
+// The communicator rank of fabric rank r in req's communicator, for
+// messages; r itself when unknown.
+inline int comm_rank_of(const Request *req, int r) {
+  if (!req->members) return r;
+  const auto &m = *req->members;
+  auto it = std::find(m.begin(), m.end(), r);
+  return it == m.end() ? r : static_cast<int>(it - m.begin());
+}
 
 }  // namespace xc

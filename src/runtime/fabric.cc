@@ -56,7 +56,7 @@ Status Fabric::create(const FabricSetup &setup, std::shared_ptr<Fabric> *out) {
 Fabric::~Fabric() {
   if (engine_) engine_->announce_departure();
   engine_.reset();
-  shm_.reset();
+  transports_ = Transports();
   store_.reset();
   server_.reset();
 }
@@ -96,17 +96,12 @@ Status Fabric::bootstrap(const FabricSetup &setup) {
   EngineOptions eo;
   eo.my_rank = rank_;
   eo.fabric_size = size_;
-  int64_t eager = 0, chunk = 0;
-  XC_TRY(env_int("XC_SHM_EAGER_BYTES", &eager));
-  XC_TRY(env_int("XC_SHM_CHUNK_BYTES", &chunk));
-  eo.eager_bytes = static_cast<size_t>(eager);
-  eo.chunk_bytes = static_cast<size_t>(chunk);
   XC_TRY(spin_polls(local_ranks.size(), &eo.spin));
   eo.thread_safe = setup.thread_safe;
   eo.name_signature = describe_signature;
   engine_ = std::make_unique<P2pEngine>(eo);
 
-  if (size_ > 1) XC_TRY(connect_shm(setup, local_ranks));
+  XC_TRY(set_up_transports(setup));
   XC_TRY(agree_on_topology(deadline));
   XC_INFO("fabric of %d ranks on %d hosts ready; %zu ranks on this host", size_, host_count_, local_ranks.size());
   return Status::Ok();
@@ -155,35 +150,21 @@ Status Fabric::agree_on_topology(Deadline deadline) {
   return Status::Ok();
 }
 
-Status Fabric::connect_shm(const FabricSetup &setup, std::vector<int> local_ranks) {
-  Deadline deadline = Deadline::AfterMs(setup.timeout_ms);
-  bool use_shm = local_ranks.size() > 1;
-  if (use_shm) {
-    shm::ShmOptions so;
-    so.name_prefix = "/xcomm-" + setup.job_id + "-" + setup.token.substr(0, 8) + "-";
-    so.my_rank = rank_;
-    so.fabric_size = size_;
-    so.local_ranks = std::move(local_ranks);
-    int64_t ring = 0;
-    XC_TRY(env_int("XC_SHM_RING_BYTES", &ring));
-    so.ring_bytes = static_cast<size_t>(ring);
-    std::string large;
-    XC_TRY(env_choice("XC_SHM_LARGE", &large));
-    so.single_copy = large == "cma";
-    XC_TRY(shm::ShmTransport::create(so, &shm_));
-  }
-  // Every rank takes part in the barriers, so hosts with one rank keep step.
-  XC_TRY_CTX(bootstrap::store_barrier(*store_, "shm-created", size_, deadline), "shared-memory set-up");
-  if (use_shm) XC_TRY(shm_->connect());
-  XC_TRY_CTX(bootstrap::store_barrier(*store_, "shm-connected", size_, deadline), "shared-memory set-up");
-  std::vector<Transport *> route(static_cast<size_t>(size_), nullptr);
-  if (use_shm) {
-    shm_->unlink_own();
-    for (int r = 0; r < size_; ++r)
-      if (shm_->reaches(r)) route[static_cast<size_t>(r)] = shm_.get();
-  }
-  engine_->set_routes(std::move(route));
-  return Status::Ok();
+// Every rank sets up the transports the table gives it (all of them take
+// part in the set-up's barriers, even one that reaches nobody) and routes
+// each peer through its own.
+Status Fabric::set_up_transports(const FabricSetup &setup) {
+  TransportSetup ts;
+  ts.rank = rank_;
+  ts.size = size_;
+  ts.host_of = host_index_;
+  ts.job_id = setup.job_id;
+  ts.token = setup.token;
+  ts.store = store_.get();
+  ts.deadline = Deadline::AfterMs(setup.timeout_ms);
+  ts.thread_safe = setup.thread_safe;
+  XC_TRY(connect_transports(ts, transport_table(), &transports_));
+  return engine_->set_routes(transports_.route);
 }
 
 }  // namespace xc

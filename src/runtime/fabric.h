@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "bootstrap/store.h"
 #include "p2p/engine.h"
-#include "base/status.h"
 #include "topo/topology.h"
-#include "transport/shm/shm_transport.h"
+#include "transport/registry.h"
 
 namespace xc {
 
@@ -61,7 +61,7 @@ class Fabric {
  private:
   Fabric() = default;
   Status bootstrap(const FabricSetup &setup);
-  Status connect_shm(const FabricSetup &setup, std::vector<int> local_ranks);
+  Status set_up_transports(const FabricSetup &setup);
   Status agree_on_topology(Deadline deadline);
 
   struct HostSummary {
@@ -76,8 +76,8 @@ class Fabric {
   std::vector<HostSummary> hosts_;
   std::unique_ptr<bootstrap::StoreServer> server_;
   std::unique_ptr<bootstrap::StoreClient> store_;
-  std::unique_ptr<shm::ShmTransport> shm_;
-  std::unique_ptr<P2pEngine> engine_;
+  Transports transports_;
+  std::unique_ptr<P2pEngine> engine_;  // uses transports_: goes first
 };
 
 }  // namespace xc

@@ -3,15 +3,22 @@
 // that holds, per ordered pair (from, to), a bounded FIFO of frames (header +
 // a copy of the payload). The test controls the hub: FIFO capacity in frames
 // (so try_send sees "ring full" back-pressure), the largest payload (so large
-// messages are chunked), whether the single-copy path (read_remote) exists,
-// and which ranks are dead or departed. Frames a rank queued before it was
-// killed are still delivered, as with a real shared-memory ring.
+// messages are chunked), the eager limit, whether the single-copy path
+// (describe, read_remote, release) exists, and which ranks are dead or
+// departed. Frames a rank queued before it was killed are still delivered,
+// as with a real shared-memory ring.
 //
 // Engines may be driven from one thread (pump them in turn with test()) or
-// each from its own std::thread: the hub is guarded by one mutex, and
-// prepare_wait/finish_wait sleep on a condition variable with a per-rank
-// "doorbell" counter, so no wake-up is lost.
+// each from its own std::thread: the hub is guarded by one mutex. A
+// FakeTransport sleeps the engine one of the two ways a transport may
+// (transport.h): by itself, like shm's futex (prepare_wait/finish_wait on a
+// condition variable with a per-rank "doorbell" counter, so no wake-up is
+// lost), or, made with Wakeup::kEventFd, through an eventfd the hub writes
+// on every event for that rank, like UCX's.
 #pragma once
+
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -23,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +45,8 @@ struct FakeHubOptions {
   int ranks = 2;
   size_t capacity_frames = 64;  // per ordered pair; try_send fails when full
   size_t max_payload = 4096;
+  size_t eager_bytes = 1024;    // larger messages go by rendezvous
+  size_t chunk_bytes = 65536;   // DATA pieces (capped at max_payload by the engine)
   bool read_remote = false;     // offer the single-copy path
 };
 
@@ -51,6 +61,7 @@ class FakeHub {
       : opts_(o),
         q_(static_cast<size_t>(o.ranks) * static_cast<size_t>(o.ranks)),
         bell_(static_cast<size_t>(o.ranks), 0),
+        event_fd_(static_cast<size_t>(o.ranks), -1),
         dead_(static_cast<size_t>(o.ranks), 0),
         departed_(static_cast<size_t>(o.ranks), 0) {}
 
@@ -89,6 +100,11 @@ class FakeHub {
     std::lock_guard<std::mutex> g(mu_);
     read_remote_result_ = std::move(st);
   }
+  // Make describe fail with this status (ok(): succeed again).
+  void set_describe_result(xc::Status st) {
+    std::lock_guard<std::mutex> g(mu_);
+    describe_result_ = std::move(st);
+  }
 
   // ---- observations ----
   size_t queued(int from, int to) {
@@ -104,8 +120,18 @@ class FakeHub {
   uint64_t read_remote_calls() { return read_remote_calls_.load(); }
   uint64_t read_remote_bytes() { return read_remote_bytes_.load(); }
   uint64_t sent_to_dead() { return sent_to_dead_.load(); }
+  // Single-copy descriptions made (describe) and not yet released.
+  uint64_t described() { return described_.load(); }
+  size_t unreleased() {
+    std::lock_guard<std::mutex> g(mu_);
+    size_t n = 0;
+    for (const Description &d : descriptions_) n += d.live ? 1 : 0;
+    return n;
+  }
   // Contract breaches by an engine: an oversize payload, a header whose src
-  // is not the sender, a frame sent to itself. Tests expect none.
+  // is not the sender, a frame sent to itself, a description read after its
+  // release, by another peer or beyond its end, or released twice. Tests
+  // expect none.
   uint64_t violations() { return violations_.load(); }
   std::string first_violation() {
     std::lock_guard<std::mutex> g(mu_);
@@ -115,12 +141,25 @@ class FakeHub {
  private:
   friend class FakeTransport;
   static constexpr uint32_t kKinds = 9;
+  // What describe() made: the index into descriptions_ rides in the bytes.
+  struct Description {
+    int owner;
+    uint64_t addr;
+    size_t len;
+    bool live;
+  };
 
   size_t idx(int r) const { return static_cast<size_t>(r); }
   size_t pair(int from, int to) const { return idx(from) * idx(opts_.ranks) + idx(to); }
-  void ring_locked(int r) { ++bell_[idx(r)]; }
+  void ring_locked(int r) {
+    ++bell_[idx(r)];
+    if (event_fd_[idx(r)] >= 0) {
+      uint64_t one = 1;
+      (void)!write(event_fd_[idx(r)], &one, sizeof one);
+    }
+  }
   void ring_all_locked() {
-    for (auto &b : bell_) ++b;
+    for (int r = 0; r < opts_.ranks; ++r) ring_locked(r);
     cv_.notify_all();
   }
   void violation_locked(const std::string &what) {
@@ -132,24 +171,46 @@ class FakeHub {
   std::condition_variable cv_;
   std::vector<std::deque<Frame>> q_;  // [from * ranks + to]
   std::vector<uint32_t> bell_;        // per receiver: bumped on every event that may unblock it
+  std::vector<int> event_fd_;         // per receiver with Wakeup::kEventFd: written with every bump
   std::vector<char> dead_;
   std::vector<char> departed_;
   xc::Status read_remote_result_;
+  xc::Status describe_result_;
   std::function<void(int, int)> before_peer_alive_;
   uint64_t sent_by_kind_[kKinds] = {};
   std::atomic<uint64_t> refused_full_{0};
   std::atomic<uint64_t> read_remote_calls_{0};
   std::atomic<uint64_t> read_remote_bytes_{0};
   std::atomic<uint64_t> sent_to_dead_{0};
+  std::atomic<uint64_t> described_{0};
+  std::vector<Description> descriptions_;
   std::atomic<uint64_t> violations_{0};
   std::string first_violation_;
 };
 
+// How a FakeTransport lets its engine sleep (transport.h).
+enum class Wakeup { kSelf, kEventFd };
+
 class FakeTransport final : public xc::Transport {
  public:
-  FakeTransport(FakeHub &hub, int me) : hub_(hub), me_(me) {}
+  FakeTransport(FakeHub &hub, int me, Wakeup wakeup = Wakeup::kSelf) : hub_(hub), me_(me) {
+    if (wakeup == Wakeup::kSelf) return;
+    event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    std::lock_guard<std::mutex> g(hub_.mu_);
+    hub_.event_fd_[hub_.idx(me_)] = event_fd_;
+  }
+  ~FakeTransport() override {
+    if (event_fd_ < 0) return;
+    {
+      std::lock_guard<std::mutex> g(hub_.mu_);
+      hub_.event_fd_[hub_.idx(me_)] = -1;
+    }
+    close(event_fd_);
+  }
 
   size_t max_payload() const override { return hub_.opts_.max_payload; }
+  size_t eager_bytes() const override { return hub_.opts_.eager_bytes; }
+  size_t chunk_bytes() const override { return hub_.opts_.chunk_bytes; }
 
   bool try_send(int peer, const xc::FrameHeader &h, const void *payload, size_t len) override {
     std::lock_guard<std::mutex> g(hub_.mu_);
@@ -208,17 +269,26 @@ class FakeTransport final : public xc::Transport {
     return got;
   }
 
+  int event_fd() const override { return event_fd_; }
+
+  // Empties the eventfd, then says whether frames wait already: whatever
+  // arrives later writes the eventfd again.
+  bool arm() override {
+    uint64_t count;
+    (void)!read(event_fd_, &count, sizeof count);
+    std::lock_guard<std::mutex> g(hub_.mu_);
+    return !inbound_locked();
+  }
+
   uint32_t prepare_wait() override {
     std::lock_guard<std::mutex> g(hub_.mu_);
     return hub_.bell_[hub_.idx(me_)];
   }
 
-  void finish_wait(uint32_t token, int max_ms) override {
+  bool finish_wait(uint32_t token, int max_ms) override {
     std::unique_lock<std::mutex> g(hub_.mu_);
-    for (int s = 0; s < hub_.opts_.ranks; ++s)
-      if (!hub_.q_[hub_.pair(s, me_)].empty()) return;
-    if (max_ms <= 0) return;
-    hub_.cv_.wait_for(g, std::chrono::milliseconds(max_ms), [&] { return hub_.bell_[hub_.idx(me_)] != token; });
+    if (inbound_locked() || max_ms <= 0) return true;
+    return hub_.cv_.wait_for(g, std::chrono::milliseconds(max_ms), [&] { return hub_.bell_[hub_.idx(me_)] != token; });
   }
 
   void wake_self() override {
@@ -248,25 +318,73 @@ class FakeTransport final : public xc::Transport {
     hub_.departed_[hub_.idx(me_)] = 1;
   }
 
-  xc::Status read_remote(int peer, uint64_t remote, void *dst, size_t len) override {
+  bool single_copy() const override { return hub_.opts_.read_remote; }
+
+  // A description longer than an address (kDescriptionBytes), as a UCX
+  // remote key would be: the engine must carry it whole.
+  xc::Status describe(int peer, const void *buf, size_t len, xc::RemoteMem *out) override {
+    std::lock_guard<std::mutex> g(hub_.mu_);
+    if (peer == me_) hub_.violation_locked("rank " + std::to_string(me_) + " described memory for itself");
+    if (!hub_.describe_result_.ok()) return hub_.describe_result_;
+    uint64_t index = hub_.descriptions_.size();
+    hub_.descriptions_.push_back(FakeHub::Description{me_, reinterpret_cast<uintptr_t>(buf), len, true});
+    hub_.described_.fetch_add(1);
+    out->bytes.assign(kDescriptionBytes, '\x5d');
+    memcpy(out->bytes.data(), &index, sizeof index);
+    return xc::Status::Ok();
+  }
+
+  xc::Status read_remote(int peer, const xc::RemoteMem &mem, void *dst, size_t len) override {
     if (!hub_.opts_.read_remote) return xc::Error(XC_ERR_UNSUPPORTED, "the fake transport has no single-copy path");
+    FakeHub::Description d;
     {
       std::lock_guard<std::mutex> g(hub_.mu_);
       if (!hub_.read_remote_result_.ok()) return hub_.read_remote_result_;
       if (hub_.dead_[hub_.idx(peer)]) return xc::Error(XC_ERR_PEER_FAILED, "the sender's process is gone");
+      const FakeHub::Description *found = description_locked(mem);
+      if (!found || !found->live || found->owner != peer || len > found->len) {
+        hub_.violation_locked("rank " + std::to_string(me_) + " read " + std::to_string(len) + " bytes of rank " +
+                              std::to_string(peer) + "'s memory through a description that is not live, not that " +
+                              "rank's, or shorter");
+        return xc::Error(XC_ERR_INTERNAL, "bad description");
+      }
+      d = *found;
     }
     hub_.read_remote_calls_.fetch_add(1);
     hub_.read_remote_bytes_.fetch_add(len);
     // All ranks share one address space.
-    if (len) memcpy(dst, reinterpret_cast<const void *>(static_cast<uintptr_t>(remote)), len);
+    if (len) memcpy(dst, reinterpret_cast<const void *>(static_cast<uintptr_t>(d.addr)), len);
     return xc::Status::Ok();
   }
 
-  bool has_read_remote() const override { return hub_.opts_.read_remote; }
+  void release(int peer, const xc::RemoteMem &mem) override {
+    std::lock_guard<std::mutex> g(hub_.mu_);
+    FakeHub::Description *d = description_locked(mem);
+    if (!d || !d->live || d->owner != me_ || peer == me_)
+      hub_.violation_locked("rank " + std::to_string(me_) + " released a description twice, or not its own");
+    else
+      d->live = false;
+  }
 
  private:
+  static constexpr size_t kDescriptionBytes = 40;
+
+  bool inbound_locked() const {
+    for (int s = 0; s < hub_.opts_.ranks; ++s)
+      if (!hub_.q_[hub_.pair(s, me_)].empty()) return true;
+    return false;
+  }
+
+  FakeHub::Description *description_locked(const xc::RemoteMem &mem) {
+    uint64_t index;
+    if (mem.bytes.size() != kDescriptionBytes) return nullptr;
+    memcpy(&index, mem.bytes.data(), sizeof index);
+    return index < hub_.descriptions_.size() ? &hub_.descriptions_[index] : nullptr;
+  }
+
   FakeHub &hub_;
   int me_;
+  int event_fd_ = -1;
   int poll_start_ = 0;
   std::vector<std::pair<int, FakeHub::Frame>> inbox_;
 };
@@ -283,9 +401,11 @@ class FakeWorld {
       eo.fabric_size = ho.ranks;
       engines_.push_back(std::make_unique<xc::P2pEngine>(eo));
     }
-    for (int r = 0; r < ho.ranks; ++r)
-      engines_[static_cast<size_t>(r)]->set_routes(
+    for (int r = 0; r < ho.ranks; ++r) {
+      xc::Status st = engines_[static_cast<size_t>(r)]->set_routes(
           std::vector<xc::Transport *>(static_cast<size_t>(ho.ranks), transports_[static_cast<size_t>(r)].get()));
+      if (!st.ok()) throw std::runtime_error(st.message());
+    }
   }
 
   FakeHub &hub() { return hub_; }

@@ -369,13 +369,12 @@ struct Run {
     h.ranks = c.n;
     h.capacity_frames = c.capacity_frames;
     h.max_payload = 4096;
+    h.eager_bytes = 1024;  // so 5000-byte pieces already go by rendezvous
     h.read_remote = c.read_remote;
     return h;
   }
   static xc::EngineOptions engine_opts() {
     xc::EngineOptions o;
-    o.eager_bytes = 1024;  // so 5000-byte pieces already go by rendezvous
-    o.chunk_bytes = 65536;
     o.spin = 50;
     return o;
   }

@@ -31,19 +31,18 @@ namespace {
 constexpr size_t kEager = 1024;
 constexpr size_t kMaxPayload = 4096;
 
-EngineOptions engine_opts(size_t eager = kEager) {
+EngineOptions engine_opts() {
   EngineOptions o;
-  o.eager_bytes = eager;
-  o.chunk_bytes = 65536;
   o.spin = 20;
   return o;
 }
 
-FakeHubOptions hub_opts(int ranks, size_t capacity = 64, bool read_remote = false) {
+FakeHubOptions hub_opts(int ranks, size_t capacity = 64, bool read_remote = false, size_t eager = kEager) {
   FakeHubOptions h;
   h.ranks = ranks;
   h.capacity_frames = capacity;
   h.max_payload = kMaxPayload;
+  h.eager_bytes = eager;
   h.read_remote = read_remote;
   return h;
 }
@@ -93,6 +92,12 @@ std::shared_ptr<const std::vector<int>> members_of(std::vector<int> m) {
 void no_violations(FakeWorld &w) {
   if (w.hub().violations()) print_error("transport contract breach: %s\n", w.hub().first_violation().c_str());
   assert_int_equal(w.hub().violations(), 0);
+}
+
+// Every buffer a sender described for single copy was released again.
+void all_released(FakeWorld &w) {
+  if (w.hub().unreleased()) print_error("%zu single-copy descriptions never released\n", w.hub().unreleased());
+  assert_int_equal(w.hub().unreleased(), 0);
 }
 
 // One message from rank 0 to rank 1, receive posted first or last.
@@ -170,7 +175,7 @@ void rendezvous_recv_posted_later(void **) {
 
 // Larger than max_payload but below eager_bytes: must still go as a rendezvous.
 void eager_limit_capped_by_max_payload(void **) {
-  FakeWorld w(hub_opts(2, 4), engine_opts(1 << 20));
+  FakeWorld w(hub_opts(2, 4, false, 1 << 20), engine_opts());
   one_message(w, kMaxPayload + 100, true, 8);
   assert_int_equal(w.hub().frames_of_kind(xc::kFrameRts), 1);
 }
@@ -333,6 +338,7 @@ void non_overtaking_with_backpressure(void **) {
     for (int src = 1; src <= 2; ++src)
       for (auto &m : msgs[src]) expect_ok(m->s);
     no_violations(w);
+    all_released(w);
   }
 }
 
@@ -386,6 +392,7 @@ void truncation(void **) {
       expect_code(r3, XC_ERR_TRUNCATED);
       for (char c : out) assert_int_equal(c, 0x44);
       no_violations(w);
+      all_released(w);
     }
   }
 }
@@ -588,6 +595,7 @@ void wait_expired_deadline_withdraws_rendezvous_send(void **) {
       ++wrong;
     }
     no_violations(w);
+    all_released(w);
   }
   assert_int_equal(wrong, 0);
 }
@@ -970,9 +978,14 @@ void single_copy_large_messages(void **) {
     assert_int_equal(w.hub().frames_of_kind(xc::kFrameGo), 1);
     assert_int_equal(w.hub().frames_of_kind(xc::kFrameFin), 1);
     assert_int_equal(w.hub().frames_of_kind(xc::kFrameData), 0);
+    // The sender's transport described its buffer (40 bytes: the RTS carried
+    // all of it, or the read would have been refused) and released it at FIN.
+    assert_int_equal(w.hub().described(), 1);
+    all_released(w);
     // Small messages still go eager.
     one_message(w, 100, recv_first != 0, 60);
     assert_int_equal(w.hub().read_remote_calls(), 1);
+    assert_int_equal(w.hub().described(), 1);
   }
 }
 
@@ -996,8 +1009,10 @@ void single_copy_sender_waits_for_fin(void **) {
   expect_ok(r);
   assert_memory_equal(o.data(), d.data(), d.size());
   assert_false(s.done);
+  assert_int_equal(w.hub().unreleased(), 1);  // still the receiver's to read
   assert_true(w.drive({&s}));
   expect_ok(s);
+  all_released(w);
 }
 
 // A failed single-copy read fails the receive; the sender still gets its FIN.
@@ -1014,8 +1029,52 @@ void single_copy_read_failure(void **) {
   assert_true(w.drive({&s, &r}));
   expect_ok(s);
   expect_code(r, XC_ERR_SYSTEM);
+  all_released(w);
   w.hub().set_read_remote_result(Status::Ok());
   one_message(w, 20000, true, 79);
+  all_released(w);
+}
+
+// A sender whose transport cannot describe its buffer streams the message
+// instead (its RTS carries nothing; the receiver answers a plain CTS).
+void single_copy_description_failure_streams(void **) {
+  FakeWorld w(hub_opts(2, 4, true), engine_opts());
+  w.hub().set_describe_result(xc::Error(XC_ERR_SYSTEM, "registration: injected failure"));
+  one_message(w, 20000, true, 80);
+  one_message(w, 30000, false, 81);
+  assert_int_equal(w.hub().read_remote_calls(), 0);
+  assert_int_equal(w.hub().frames_of_kind(xc::kFrameGo), 0);
+  assert_true(w.hub().frames_of_kind(xc::kFrameData) >= (20000 + 30000) / kMaxPayload);
+  assert_int_equal(w.hub().described(), 0);
+}
+
+// The receiver dies after GO, while it may be reading: the send fails and
+// its description is released, also when the send had been cancelled
+// meanwhile (a cancelled granted send waits for FIN or the reader's death).
+void single_copy_reader_dies_after_go(void **) {
+  for (int cancelled = 0; cancelled < 2; ++cancelled) {
+    FakeWorld w(hub_opts(2, 4, true), engine_opts());
+    auto d = random_bytes(20000, 82);
+    std::vector<char> o(20000);
+    Request s, r;
+    set_send(s, 1, 1, 1, d.data(), d.size());
+    set_recv(r, 1, 0, 1, o.data(), o.size());
+    w.engine(1).post_recv(&r);
+    w.engine(0).post_send(&s);
+    w.pump_rank(1);  // RTS → CTS asking to read
+    w.pump_rank(0);  // CTS → GO
+    assert_int_equal(w.hub().frames_of_kind(xc::kFrameGo), 1);
+    if (cancelled) {
+      w.engine(0).cancel(&s, xc::Error(XC_ERR_ABORTED, "cancelled by the test"));
+      assert_false(s.done);  // the receiver may be reading the buffer
+    }
+    w.hub().kill(1);
+    Status st = w.engine(0).wait(&s, Deadline::AfterMs(3000));
+    assert_int_equal(static_cast<int>(st.code()), XC_ERR_PEER_FAILED);
+    assert_int_equal(w.hub().read_remote_calls(), 0);
+    all_released(w);
+    no_violations(w);
+  }
 }
 
 // ---- self and threads ----------------------------------------------------------------------
@@ -1075,6 +1134,7 @@ void threaded_ping_pong(void **) {
     t1.join();
     assert_int_equal(errors.load(), 0);
     no_violations(w);
+    all_released(w);
   }
 }
 
@@ -1224,6 +1284,8 @@ int main() {
       cmocka_unit_test(single_copy_large_messages),
       cmocka_unit_test(single_copy_sender_waits_for_fin),
       cmocka_unit_test(single_copy_read_failure),
+      cmocka_unit_test(single_copy_description_failure_streams),
+      cmocka_unit_test(single_copy_reader_dies_after_go),
       cmocka_unit_test(self_messages_any_size),
       cmocka_unit_test(threaded_ping_pong),
       cmocka_unit_test(signature_mismatch_fails_the_op_everywhere),

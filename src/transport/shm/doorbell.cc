@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 
 namespace xc::shm {
@@ -61,14 +62,16 @@ uint32_t Doorbell::prepare_sleep() {
   return bell.load(std::memory_order_seq_cst);
 }
 
-void Doorbell::sleep(uint32_t seen, int max_ms) {
+bool Doorbell::sleep(uint32_t seen, int max_ms) {
+  bool rung = true;
   if (max_ms > 0) {
     struct timespec ts;
     ts.tv_sec = max_ms / 1000;
     ts.tv_nsec = static_cast<long>(max_ms % 1000) * 1000000L;
-    futex(&bell, FUTEX_WAIT, seen, &ts);
+    rung = futex(&bell, FUTEX_WAIT, seen, &ts) == 0 || errno != ETIMEDOUT;
   }
   sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  return rung;
 }
 
 }  // namespace xc::shm

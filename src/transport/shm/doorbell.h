@@ -32,7 +32,8 @@ struct alignas(64) Doorbell {
   // cheap afterwards). False when the kernel cannot: use ring/prepare_sleep.
   static bool register_heavy_barrier();
   // Sleep while the bell still reads seen, at most max_ms; then leave.
-  void sleep(uint32_t seen, int max_ms);
+  // False when all of max_ms passed without a ring.
+  bool sleep(uint32_t seen, int max_ms);
 };
 
 }  // namespace xc::shm

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <new>
 
 #include "base/log.h"
@@ -145,10 +146,10 @@ size_t ShmTransport::poll(FrameSink &sink) {
 
 uint32_t ShmTransport::prepare_wait() { return own_bell_->prepare_sleep(); }
 
-void ShmTransport::finish_wait(uint32_t token, int max_ms) {
+bool ShmTransport::finish_wait(uint32_t token, int max_ms) {
   for (Peer &p : peers_)
     if (!p.reader.empty()) max_ms = 0;
-  own_bell_->sleep(token, max_ms);
+  return own_bell_->sleep(token, max_ms);
 }
 
 bool ShmTransport::peer_alive(int peer) {
@@ -170,9 +171,20 @@ bool ShmTransport::peer_departed(int peer) {
 
 void ShmTransport::announce_departure() { own_departed_->store(1, std::memory_order_release); }
 
-Status ShmTransport::read_remote(int peer, uint64_t remote, void *dst, size_t len) {
+Status ShmTransport::describe(int, const void *buf, size_t, RemoteMem *out) {
+  uint64_t addr = reinterpret_cast<uint64_t>(buf);
+  const char *p = reinterpret_cast<const char *>(&addr);
+  out->bytes.assign(p, p + sizeof addr);
+  return Status::Ok();
+}
+
+Status ShmTransport::read_remote(int peer, const RemoteMem &mem, void *dst, size_t len) {
+  uint64_t addr;
+  if (mem.bytes.size() != sizeof addr)
+    return Error(XC_ERR_INTERNAL, "a single-copy description of %zu bytes is not an address", mem.bytes.size());
+  memcpy(&addr, mem.bytes.data(), sizeof addr);
   const Peer &p = peers_[static_cast<size_t>(local_index_[static_cast<size_t>(peer)])];
-  int err = cma_copy(p.pid, dst, remote, len, false);
+  int err = cma_copy(p.pid, dst, addr, len, false);
   if (err == 0) return Status::Ok();
   if (err == ESRCH) return Error(XC_ERR_PEER_FAILED, "the sender's process is gone");
   if (err == kCmaNoProgress)

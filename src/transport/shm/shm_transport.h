@@ -24,30 +24,39 @@ struct ShmOptions {
   int fabric_size = 1;
   std::vector<int> local_ranks;   // fabric ranks on this host, ascending; local index = position
   size_t ring_bytes = 256 << 10;  // power of two
-  bool single_copy = false;       // offer read_remote (CMA)
+  size_t eager_bytes = 8192;      // larger messages wait for their receiver
+  size_t chunk_bytes = 65536;     // pieces of a large message through the ring
+  bool single_copy = false;       // receivers read large messages themselves (CMA)
 };
 
 class ShmTransport final : public Transport {
  public:
   // Create this rank's segment. Then every local rank must have created its
   // own before connect() (a bootstrap barrier), and every one must have
-  // connected before unlink_own() (another barrier).
+  // connected before unlink_own() (another barrier): entry.cc runs these as
+  // the phases of the transport table's set-up.
   static Status create(const ShmOptions &opts, std::unique_ptr<ShmTransport> *out);
   Status connect();
   void unlink_own() { own_.unlink(); }
   ~ShmTransport() override;
 
   size_t max_payload() const override { return max_payload_; }
+  size_t eager_bytes() const override { return opts_.eager_bytes; }
+  size_t chunk_bytes() const override { return opts_.chunk_bytes; }
   bool try_send(int peer, const FrameHeader &h, const void *payload, size_t len) override;
   size_t poll(FrameSink &sink) override;
+  int event_fd() const override { return -1; }  // sleeps on its futex doorbell
   uint32_t prepare_wait() override;
-  void finish_wait(uint32_t token, int max_ms) override;
+  bool finish_wait(uint32_t token, int max_ms) override;
   void wake_self() override { own_bell_->ring(); }
   bool peer_alive(int peer) override;
   bool peer_departed(int peer) override;
   void announce_departure() override;
-  Status read_remote(int peer, uint64_t remote, void *dst, size_t len) override;
-  bool has_read_remote() const override { return opts_.single_copy; }
+  // Single copy: a buffer is described by its address, which the reader
+  // reads with process_vm_readv; nothing to set up or release.
+  bool single_copy() const override { return opts_.single_copy; }
+  Status describe(int peer, const void *buf, size_t len, RemoteMem *out) override;
+  Status read_remote(int peer, const RemoteMem &mem, void *dst, size_t len) override;
 
   bool reaches(int peer) const { return peer >= 0 && peer < static_cast<int>(local_index_.size()) && local_index_[peer] >= 0; }
 
