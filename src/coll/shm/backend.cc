@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "coll/shm/root_split.h"
 #include "coll/shm/state.h"
+#include "coll/shm/wait.h"
 #include "topo/cores.h"
 #include "base/dtype.h"
 #include "base/env.h"
@@ -64,7 +66,7 @@ Status segment_gone(CollContext &c, Status failed) {
     XC_TRY(c.interrupted());
     if (c.deadline().expired())
       return std::move(failed.with_context("shared-memory collectives (rank 0 removed the segment)"));
-    shm_yield();
+    cpu_yield();
   }
 }
 
@@ -99,7 +101,7 @@ Status ShmColl::ensure(CollContext &c) {
   layout(*st);
   for (int r = 0; r < n; ++r) st->fabric_ranks.push_back(c.fabric_rank(r));
   st->oversubscribed = topo::oversubscribed(n);
-  if (st->oversubscribed && env_get_int("XC_SHM_COLL_BALANCE") != 0) st->next_balance = kShmBalanceFirstOp;
+  if (st->oversubscribed && env_get_int("XC_SHM_COLL_BALANCE") != 0) st->balance.start();
   // Oversubscribed, the peer we wait for may need our core: yield at once.
   st->spin = env_is_set("XC_SHM_COLL_SPIN") ? static_cast<int>(env_get_int("XC_SHM_COLL_SPIN"))
                                             : (st->oversubscribed ? 0 : 2000);
@@ -122,8 +124,8 @@ Status ShmColl::ensure(CollContext &c) {
   s.ctrl[me].probe_addr = reinterpret_cast<uint64_t>(&s.probe_word);
   s.header->joined.fetch_add(1, std::memory_order_acq_rel);
   s.notify();
-  XC_TRY(s.wait(c, "every rank to map the segment",
-                [&] { return s.header->joined.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
+  XC_TRY(shm_wait(c, s, "every rank to map the segment",
+                  [&] { return s.header->joined.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
   if (me == 0) s.segment.unlink();
   s.pids.resize(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) s.pids[static_cast<size_t>(r)] = static_cast<pid_t>(s.ctrl[r].pid);
@@ -137,8 +139,8 @@ Status ShmColl::ensure(CollContext &c) {
   if (env_get_int("XC_SHM_COLL_TABLES") == 0) s.header->tables_off.store(1, std::memory_order_release);
   s.header->tested.fetch_add(1, std::memory_order_acq_rel);
   s.notify();
-  XC_TRY(s.wait(c, "every rank to probe single-copy",
-                [&] { return s.header->tested.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
+  XC_TRY(shm_wait(c, s, "every rank to probe single-copy",
+                  [&] { return s.header->tested.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
   s.cma_ok = s.header->cma_bad.load(std::memory_order_acquire) == 0;
   s.tables = s.header->tables_off.load(std::memory_order_acquire) == 0;
   // Safe to switch now: whatever a peer still waits for in set-up was

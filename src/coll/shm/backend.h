@@ -30,7 +30,7 @@ namespace xc::coll {
 // SIZE_MAX when d cannot go through one-shot.
 size_t shm_oneshot_bytes(const CollDesc &d, int nranks);
 
-struct ShmState;  // algo/shm_state.h: the mapped segment and this rank's view of it
+struct ShmState;  // state.h: the mapped segment and this rank's view of it
 
 class ShmColl {
  public:

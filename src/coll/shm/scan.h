@@ -12,6 +12,7 @@
 
 #include "coll/context.h"
 #include "coll/shm/state.h"
+#include "coll/shm/wait.h"
 #include "coll/desc.h"
 
 namespace xc::coll {
@@ -32,7 +33,7 @@ inline Status shm_wait_word(CollContext &c, ShmState &st, int r, uint64_t s, con
                             const char *what, uint64_t *seen = nullptr) {
   uint64_t v = 0;
   bool quit = false;
-  XC_TRY(st.wait(c, what, [&] {
+  XC_TRY(shm_wait(c, st, what, [&] {
     return (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) >= at_least || (quit = st.gave_up(r, s));
   }));
   if (quit) return st.gave_up_error(c, r, s);

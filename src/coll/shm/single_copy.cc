@@ -8,10 +8,12 @@
 
 #include "coll/shm/backend.h"
 #include "coll/shm/reduce.h"
+#include "coll/shm/root_split.h"
 #include "coll/shm/scan.h"
 #include "coll/shm/state.h"
-#include "coll/shm/swap.h"
 #include "coll/shm/steps.h"
+#include "coll/shm/swap.h"
+#include "coll/shm/tables.h"
 #include "base/dtype.h"
 #include "cpu/host_mem.h"
 #include "base/log.h"
@@ -77,7 +79,7 @@ struct SingleCopy {
   static Status nothing(size_t, const char *, size_t) { return Status::Ok(); }
   // scatterv, alltoallv: where rank j keeps its block for us (elements).
   Status peer_block(int j, size_t want, size_t *displ) {
-    return st.peer_block(c, j, s, true, aux(j), st.arrival(j, s).addr.counts, es, want, coll_kind_name(d.kind), displ);
+    return shm_peer_block(c, st, j, s, aux(j), st.arrival(j, s).addr.counts, es, want, coll_kind_name(d.kind), displ);
   }
   // A reader's error: say we are done, so the peers' finish() does not wait
   // for us until the deadline.
@@ -112,7 +114,7 @@ struct SingleCopy {
 // and reported once the other pairs have traded.
 Status SingleCopy::swap_in_place() {
   bool v = d.kind == CollKind::kAlltoallv;
-  if (v) st.publish_table(s, d.rdispls.data(), d.recvcounts.data());
+  if (v) shm_publish_table(st, s, d.rdispls.data(), d.recvcounts.data());
   st.arrive(c, s, out(), v ? d.rdispls.data() : nullptr, nullptr, v ? d.recvcounts.data() : nullptr);
   Status disagreed = Status::Ok();
   size_t extent = static_cast<size_t>(n) * d.count * es;  // of the whole buffer, for copy_part
@@ -130,8 +132,8 @@ Status SingleCopy::swap_in_place() {
     XC_TRY(st.wait_arrived(c, p, s));
     size_t theirs = static_cast<size_t>(r) * d.count;
     if (v) {
-      Status agreed = st.peer_block(c, p, s, true, dst(p), st.arrival(p, s).addr.counts, es, len, "alltoallv", &theirs);
-      if (!ShmState::pair_agreed(agreed, &disagreed)) continue;
+      Status agreed = shm_peer_block(c, st, p, s, dst(p), st.arrival(p, s).addr.counts, es, len, "alltoallv", &theirs);
+      if (!shm_pair_agreed(agreed, &disagreed)) continue;
       XC_TRY(agreed);
     }
     XC_TRY(shm_swap_block(c, st,
@@ -306,7 +308,7 @@ Status SingleCopy::run() {
       // writes only where it matches the count it sends.
       bool v = d.kind == CollKind::kScatterv;
       bool root = r == d.root;
-      if (root && v) st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
+      if (root && v) shm_publish_table(st, s, d.sdispls.data(), d.sendcounts.data());
       uint32_t parts = root ? shm_root_parts(d.in_place, n, st.root_split, v ? d.sendcounts.largest() * es : bytes) : 0;
       const void *extra = root ? (v ? d.sdispls.data() : nullptr) : reinterpret_cast<const void *>(uintptr_t{d.count});
       st.arrive(c, s, d.sendbuf, d.recvbuf, extra, root && v ? d.sendcounts.data() : nullptr, parts);
@@ -321,7 +323,7 @@ Status SingleCopy::run() {
           if (share == 0) continue;
           Status ready = st.wait_arrived(c, q, s);
           if (ready.ok() && aux(q) != count)
-            ready = st.send_mismatch(c, "scatterv", q, count * es, static_cast<size_t>(aux(q)) * es);
+            ready = shm_send_mismatch(c, st, "scatterv", q, count * es, static_cast<size_t>(aux(q)) * es);
           if (!ready.ok()) {  // q fails too, reading nothing
             if (skipped.ok()) skipped = std::move(ready);
             continue;
@@ -353,7 +355,7 @@ Status SingleCopy::run() {
         return copy_in_place();
       if (d.in_place) return swap_in_place();
       const char *in = input();
-      if (v) st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
+      if (v) shm_publish_table(st, s, d.sdispls.data(), d.sendcounts.data());
       st.arrive(c, s, in, d.recvbuf, v ? d.sdispls.data() : nullptr, v ? d.sendcounts.data() : nullptr);
       for (int k = 0; k < n; ++k) {
         int j = (r + k) % n;
