@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "coll/shm/root_split.h"
 #include "coll/shm/state.h"
@@ -33,9 +34,9 @@ size_t segment_bytes(int n) {
 // so xcrun's sweep removes it after a crash.
 std::string segment_name() {
   static std::atomic<unsigned> counter{0};
-  const char *job = getenv("XC_JOB_ID");
+  std::string job = env_get("XC_JOB_ID");
   char name[kNameBytes];
-  snprintf(name, sizeof name, "/xcomm-%s-coll-%ld-%u", job && *job ? job : "solo", static_cast<long>(getpid()),
+  snprintf(name, sizeof name, "/xcomm-%s-coll-%ld-%u", job.empty() ? "solo" : job.c_str(), static_cast<long>(getpid()),
            counter.fetch_add(1));
   return name;
 }
