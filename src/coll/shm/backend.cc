@@ -112,8 +112,6 @@ Status ShmColl::ensure(CollContext &c) {
   else
     st->root_split = shm_root_split_policy(n, topo::host_cores());
   st->scratch.resize(3 * kShmCmaChunkBytes);
-  st->facc.resize(kShmCmaChunkBytes / 2);
-  st->ftmp.resize(kShmCmaChunkBytes / 2);
   st->probe_word = kProbeMagic;
 
   ShmState &s = *st;

@@ -396,7 +396,7 @@ Status OneShotV::alltoallv_in_place(uint32_t where) {
   }
   if (steps == 0) return disagreed;
   // What we take from each stepping peer (0: nothing, or a disagreement).
-  std::vector<size_t> &take = st.block_len;
+  thread_local std::vector<size_t> take;  // ShmState::scratch says why per thread
   take.assign(static_cast<size_t>(n), 0);
   for (int j = 0; j < n; ++j) {
     const ShmArrival &a = st.arrival(j, s);

@@ -79,13 +79,10 @@ struct ShmState {
   uint64_t probe_word = 0;
   // Reused scratch (grown, never shrunk): no allocation per call once warm.
   // Its first three kShmCmaChunkBytes are the bounce buffers of the CMA
-  // reductions and chains.
+  // reductions and chains, which several algorithms share. Scratch of one
+  // algorithm alone is that algorithm's, thread_local in its file: a thread
+  // runs one op at a time, and most communicators never run that algorithm.
   std::vector<char> scratch;
-  // The in-place swap's two chunks (shm_swap.cc).
-  std::vector<char> swap_bounce;
-  std::vector<float> facc, ftmp;
-  // Two-shot's blocks; block_len also what in-place alltoallv takes from each peer in the steps.
-  std::vector<size_t> block_off, block_len;
 
   // Scratch past the bounce buffers, grown to hold bytes: an op's private
   // copy of a buffer. Call before taking any other pointer into scratch.

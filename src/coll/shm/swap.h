@@ -1,7 +1,7 @@
 // Single copy's in-place alltoall(v) as pairwise swaps
 // (shm_single_copy.cc). Block p of rank r and block r of rank p trade places in
 // the rounds of a round-robin pairing, chunk by chunk through two bounce
-// buffers that stay in cache (ShmState::swap_bounce): rank r reads p's
+// buffers of its own that stay in cache: rank r reads p's
 // chunk k (for r), raises its counter, and overwrites its own chunk k (for
 // p) once p's counter says p has read it. No copy of the whole buffer and no
 // final barrier: when a pair's swap ends, the partner has read everything of

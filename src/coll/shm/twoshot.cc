@@ -8,6 +8,7 @@
 // read it.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "coll/shm/backend.h"
 #include "coll/shm/reduce.h"
@@ -30,7 +31,7 @@ Status shm_twoshot(CollContext &c, const CollDesc &d, bool may_single_copy) {
   char *out = static_cast<char *>(d.recvbuf);
 
   // Block j (owned by rank j): elements [boff[j], boff[j] + blen[j]) of the input.
-  std::vector<size_t> &boff = st.block_off, &blen = st.block_len;
+  thread_local std::vector<size_t> boff, blen;  // ShmState::scratch says why per thread
   boff.assign(static_cast<size_t>(n), 0);
   blen.assign(static_cast<size_t>(n), 0);
   size_t first = 0;
