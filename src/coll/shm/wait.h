@@ -38,16 +38,16 @@ int shm_arrival_spins(ShmState &st, int r, uint64_t s);
 template <class Pred>
 Status shm_wait(CollContext &c, ShmState &st, const char *what, Pred pred, int spins) {
   if (pred()) return Status::Ok();
-  // Spin while the peer is likely running on another core; when ranks
-  // outnumber cores, give the core away at once instead (the peer we wait for
-  // may need it).
-  for (int i = 0; i < spins; ++i) {
+  Backoff backoff(spins, static_cast<int>(kShmYieldsBeforeSleep) - 1);
+  Backoff::Step step;
+  // A loop of its own, with no call in it: the spin stays `pause; pred()`.
+  while ((step = backoff.next()) == Backoff::Step::kSpin) {
     cpu_relax();
     if (pred()) return Status::Ok();
   }
   Deadline::Clock::time_point next_check{};
-  for (unsigned n = 1;; ++n) {
-    if (n < kShmYieldsBeforeSleep) {
+  for (;; step = backoff.next()) {
+    if (step == Backoff::Step::kYield) {
       cpu_yield();
     } else {
       uint32_t seen = st.prepare_sleep();
@@ -61,8 +61,9 @@ Status shm_wait(CollContext &c, ShmState &st, const char *what, Pred pred, int s
     // By the clock, not by count: on a busy core one yield may hand out a
     // whole time slice, and 4096 of them ran a 300 ms deadline 7 s over.
     auto now = Deadline::Clock::now();
-    if (n == 1) next_check = now + kShmSlowCheckEvery;  // here, not before the loop: one clock read less
-    if (now >= next_check || now >= c.deadline().at() || n >= kShmYieldsBeforeSleep) {
+    // Timed from the first yield, not before the spins: one clock read less.
+    if (backoff.yields() == 1) next_check = now + kShmSlowCheckEvery;
+    if (now >= next_check || now >= c.deadline().at() || step == Backoff::Step::kSleep) {
       XC_TRY(shm_slow_wait_check(c, st, what));
       next_check = now + kShmSlowCheckEvery;
     }
