@@ -139,7 +139,8 @@ struct OneShotV {
         read_in_place = true;
         size_t displ = 0;
         if (tabled) {
-          XC_TRY(shm_peer_block(c, st, j, s, a.v.cma.displs, a.v.cma.counts, es, want, coll_kind_name(d.kind), &displ));
+          XC_TRY(shm_peer_block(c, st, j, s, a.v.cma.displs, a.v.cma.counts, es, want, coll_kind_name(d.kind),
+                                &displ));
         } else if (a.v.cma.bytes != want) {
           return mismatch(j, want, a.v.cma.bytes);
         }
@@ -170,7 +171,6 @@ struct OneShotV {
   size_t written_by_root(size_t want) const;
   Status wait_written(int j);
   Status push_to_root(size_t own);
-  Status write_fronts(uint32_t parts, Status *disagreed);
   Status scatterv();
   Status alltoallv();
   bool can_step() const;
@@ -256,22 +256,23 @@ Status OneShotV::wait_written(int j) {
 
 // gatherv's sender of a published buffer: write the part of it the root
 // does not pull, where the root's table says, when its count matches ours
-// (otherwise the root reports the mismatch, as we do). A failure past that
-// check gives up our record, so the root does not take our part as done.
+// (otherwise the root reports the mismatch, as we do). A failure gives up
+// our record, so the root does not take our part as done.
 Status OneShotV::push_to_root(size_t own) {
-  XC_TRY(st.wait_arrived(c, d.root, s));
-  const ShmArrival &a = st.arrival(d.root, s);
-  if (!a.v.target.recvbuf) return Status::Ok();
-  size_t displ = 0, count = 0;
-  Status wrote = shm_peer_entry(c, st, d.root, s, a.v.target.displs, a.v.target.counts, &displ, &count);
-  if (wrote.ok() && count * es != own) return shm_send_mismatch(c, st, "gatherv", d.root, own, count * es);
-  size_t pulled = shm_root_share(own, a.v.parts);
-  if (wrote.ok())
-    wrote = st.cma_write(c, d.root, a.v.target.recvbuf + displ * es + pulled,
-                         static_cast<const char *>(d.sendbuf) + pulled, own - pulled);
-  wrote = st.give_up_if(s, std::move(wrote));  // the root waits for our part
+  auto read = [&](ShmPeerPart *part) {
+    const ShmArrival &a = st.arrival(d.root, s);
+    if (!a.v.target.recvbuf) return Status::Ok();  // it takes nothing written
+    size_t displ = 0, count = 0;
+    XC_TRY(shm_peer_entry(c, st, d.root, s, a.v.target.displs, a.v.target.counts, &displ, &count));
+    size_t pulled = shm_root_share(own, a.v.parts);
+    *part = {a.v.target.recvbuf + displ * es, count * es, pulled, own - pulled};
+    return Status::Ok();
+  };
+  Status disagreed = Status::Ok();
+  Status wrote = shm_write_part(c, st, s, "gatherv", d.root, static_cast<const char *>(d.sendbuf), own, read,
+                                &disagreed);
   st.mark_done(s);
-  return wrote;
+  return wrote.ok() ? disagreed : wrote;
 }
 
 // scatterv: a block read in place is copied from both ends, the root
@@ -297,7 +298,7 @@ Status OneShotV::scatterv() {
     if (where == kShmVFail) return cannot_stage(table_bytes() + total);
     if (where != kShmVCma) return Status::Ok();
     Status disagreed = Status::Ok();
-    Status status = write_fronts(parts, &disagreed);
+    Status status = shm_write_fronts(c, st, s, d, parts, ShmRecvRecord::kV, &disagreed);
     st.mark_done(s);  // our writes are over: receivers wait for that
     for (int j = 0; j < n; ++j)
       if (j != r) XC_TRY(st.wait_done(c, j, s));
@@ -313,27 +314,6 @@ Status OneShotV::scatterv() {
   if (read_in_place || !status.ok()) st.mark_done(s);
   if (front) status = wait_written(d.root);
   return status;
-}
-
-// scatterv's root: write the front of each large block into its receiver
-// where the receiver's count matches ours (else it fails, reading nothing,
-// and *disagreed says so here). A failure gives up our record: receivers
-// still waiting for their front fail instead of taking it as written.
-Status OneShotV::write_fronts(uint32_t parts, Status *disagreed) {
-  const char *in = static_cast<const char *>(d.sendbuf);
-  for (int q = 0; q < n; ++q) {
-    size_t count = d.sendcounts[static_cast<size_t>(q)];
-    size_t share = q == r ? 0 : shm_root_share(count * es, parts);
-    if (share == 0) continue;
-    Status wrote = st.wait_arrived(c, q, s);
-    const ShmVTarget &t = st.arrival(q, s).v.target;
-    if (wrote.ok() && t.recvbuf && t.count != count && disagreed->ok())
-      *disagreed = shm_send_mismatch(c, st, "scatterv", q, count * es, static_cast<size_t>(t.count) * es);
-    if (wrote.ok() && t.recvbuf && t.count == count)
-      wrote = st.cma_write(c, q, t.recvbuf, in + d.sdispls[static_cast<size_t>(q)] * es, share);
-    XC_TRY(st.give_up_if(s, std::move(wrote)));
-  }
-  return Status::Ok();
 }
 
 // In-place alltoallv beyond one-shot goes through the staged pipeline's

@@ -28,6 +28,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+
+#include "base/status.h"
+#include "coll/context.h"
+#include "coll/desc.h"
+#include "coll/shm/state.h"
+#include "coll/shm/tables.h"
 
 namespace xc::coll {
 
@@ -51,5 +58,46 @@ inline size_t shm_root_share(size_t block, uint64_t parts) {
   size_t share = parts ? block / parts & ~size_t{4095} : 0;
   return share >= kShmRootShareMinBytes ? share : 0;
 }
+
+// What this rank writes into a peer's buffer, as the peer's arrival record
+// says: the peer keeps our block at address `block` in its memory (0:
+// nothing may be written there) and expects `expects` bytes of it from us;
+// we write bytes [at, at + len) of it.
+struct ShmPeerPart {
+  uint64_t block = 0;
+  size_t expects = 0;
+  size_t at = 0, len = 0;
+};
+
+// Write our part of a block of `bytes` (from) into peer's buffer at op s:
+// once the peer arrived, read(&part) reads where from its record (it may
+// fail), and we write when the peer expects what we send. A peer that
+// expects another count gets nothing and the first such disagreement goes
+// to *disagreed, for the caller to report once the other peers are served
+// (the peer checks the same pair of counts and fails too). Any other failure
+// gives up op s, since the peer waits for our part, and is returned.
+template <class Read>
+Status shm_write_part(CollContext &c, ShmState &st, uint64_t s, const char *op, int peer, const char *from,
+                      size_t bytes, Read read, Status *disagreed) {
+  Status wrote = st.wait_arrived(c, peer, s);
+  ShmPeerPart part;
+  if (wrote.ok()) wrote = read(&part);
+  if (wrote.ok() && part.block && part.expects != bytes) {
+    if (disagreed->ok()) *disagreed = shm_send_mismatch(c, st, op, peer, bytes, part.expects);
+    return Status::Ok();
+  }
+  if (wrote.ok() && part.block) wrote = st.cma_write(c, peer, part.block + part.at, from + part.at, part.len);
+  return st.give_up_if(s, std::move(wrote));
+}
+
+// Which record a scatter receiver publishes its buffer and count in: single
+// copy's (ShmArrival::addr: dst, aux) or one-shot-v's (ShmArrival::v.target).
+enum class ShmRecvRecord { kAddr, kV };
+
+// Scatter(v)'s root at op s: write the front of each block it sends
+// (shm_root_share of it, split in parts) into its receiver, where that
+// receiver's record (rec) says, with shm_write_part's checks and errors.
+Status shm_write_fronts(CollContext &c, ShmState &st, uint64_t s, const CollDesc &d, uint32_t parts,
+                        ShmRecvRecord rec, Status *disagreed);
 
 }  // namespace xc::coll

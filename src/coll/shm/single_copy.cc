@@ -292,10 +292,14 @@ Status SingleCopy::run() {
           XC_TRY(st.cma_read(c, j, src(j), out() + recv_off(j), len));
         }
       } else if (!v) {  // every rank writes (the rest of) its own block, in parallel
-        XC_TRY(st.wait_arrived(c, d.root, s));
-        size_t pulled = shm_root_share(bytes, root_parts());
-        XC_TRY(st.cma_write(c, d.root, dst(d.root) + static_cast<size_t>(r) * bytes + pulled,
-                            static_cast<const char *>(d.sendbuf) + pulled, bytes - pulled));
+        auto read = [&](ShmPeerPart *part) {
+          size_t pulled = shm_root_share(bytes, root_parts());
+          *part = {dst(d.root) + static_cast<size_t>(r) * bytes, bytes, pulled, bytes - pulled};
+          return Status::Ok();
+        };
+        Status disagreed = Status::Ok();  // never set: the op's signature carries the count
+        XC_TRY(shm_write_part(c, st, s, "gather", d.root, static_cast<const char *>(d.sendbuf), bytes, read,
+                              &disagreed));
       }
       return st.finish(c, s);
     }
@@ -313,23 +317,10 @@ Status SingleCopy::run() {
       const void *extra = root ? (v ? d.sdispls.data() : nullptr) : reinterpret_cast<const void *>(uintptr_t{d.count});
       st.arrive(c, s, d.sendbuf, d.recvbuf, extra, root && v ? d.sendcounts.data() : nullptr, parts);
       if (root) {
-        auto off = [&](int q) { return (v ? d.sdispls[static_cast<size_t>(q)] : static_cast<size_t>(q) * d.count) * es; };
-        const char *in = static_cast<const char *>(d.sendbuf);
-        if (!d.in_place && bytes) memcpy(out(), in + off(r), bytes);
+        size_t own = (v ? d.sdispls[static_cast<size_t>(r)] : static_cast<size_t>(r) * d.count) * es;
+        if (!d.in_place && bytes) memcpy(out(), static_cast<const char *>(d.sendbuf) + own, bytes);
         Status skipped = Status::Ok();  // reported once the others have their blocks
-        for (int q = 0; q < n; ++q) {
-          size_t count = v ? d.sendcounts[static_cast<size_t>(q)] : d.count;
-          size_t share = q == r ? 0 : shm_root_share(count * es, parts);
-          if (share == 0) continue;
-          Status ready = st.wait_arrived(c, q, s);
-          if (ready.ok() && aux(q) != count)
-            ready = shm_send_mismatch(c, st, "scatterv", q, count * es, static_cast<size_t>(aux(q)) * es);
-          if (!ready.ok()) {  // q fails too, reading nothing
-            if (skipped.ok()) skipped = std::move(ready);
-            continue;
-          }
-          XC_TRY(st.cma_write(c, q, dst(q), in + off(q), share));
-        }
+        XC_TRY(shm_write_fronts(c, st, s, d, parts, ShmRecvRecord::kAddr, &skipped));
         XC_TRY(st.finish(c, s));
         return skipped;
       }
