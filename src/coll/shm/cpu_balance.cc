@@ -6,12 +6,11 @@
 
 namespace xc::coll {
 
-// 4 ranks on 2 cores, 8 B allreduce: 3 + 1 ranks per core took 2.4 us, 2 + 2
-// 1.35, and the kernel had moved none after 20000 ops. Each rank publishes
-// its cpu; only the highest of those on an overloaded cpu moves, and only
-// where that leaves the two cpus closer. Pinned to it for an instant, it
-// goes there; its own mask comes back at once, so the kernel may move it
-// again (a mask of one cpu, as xcrun --bind-to gives, is never touched).
+// Each rank publishes its cpu; only the highest of those on an overloaded
+// cpu moves, and only where that leaves the two cpus closer. Pinned to it
+// for an instant, it goes there; its own mask comes back at once, so the
+// kernel may move it again (a mask of one cpu, as xcrun --bind-to gives, is
+// never touched).
 void ShmCpuBalance::look(uint64_t s, ShmCtrl *ctrl, int nranks, int rank) {
   next_ = s + kShmBalanceEveryOps;
   int mine = sched_getcpu();

@@ -5,9 +5,8 @@
 // its own to copy and takes 1/n of each (it and every peer then copy
 // alike). Out of place it copies its own block with memcpy, which goes
 // faster than a peer's copy through CMA, so with a core per rank it takes
-// 1/(4n) of each as well (2 ranks, medians of 5: gather 1 MiB 27.1 -> 20.4
-// us, 16 MiB 885 -> 787, 64 MiB 6534 -> 5640; scatter 16 MiB 910 -> 815,
-// 64 MiB 6827 -> 5853; 1/3 was slower than none, 1/6 and 1/12 between).
+// 1/(4n) of each as well (2 ranks, gather 64 MiB 6534 -> 5640 us; 1/3 was
+// slower than none).
 // Whether the root splits in place with more ranks than cores
 // (ShmRootSplit, set up once; XC_SHM_COLL_ROOT_SPLIT forces it): n ranks
 // that copy alike share c cores evenly when c divides n, the n-1 peers when
@@ -15,15 +14,12 @@
 // when ceil(n/c) (n-1)/n <= ceil((n-1)/c), the cores' share of each way,
 // and else only blocks below kShmRootSplitShortBytes: in short ops the
 // polling root still holds a core, and the copying peers often share the
-// other. 2 cores, in place, medians of 5 (design.md): 4 ranks split at every
-// size, gather 16 MiB 1057 -> 744 us, scatter 4 MiB 288 -> 185; 3 ranks,
-// gather of 5.6 MiB blocks 648 -> 910 split, of 349 KiB 62 -> 33.
+// other (4 ranks on 2 cores, gather 16 MiB 1057 -> 744 us split; 3 ranks,
+// 5.6 MiB blocks 648 -> 910).
 // Only the root knows its placement, so it publishes parts (0: the peers
 // copy it all). Shares are whole pages, at least kShmRootShareMinBytes: a
-// smaller one costs one more copy call than it saves (gather, 2 ranks in
-// place, 8 KiB blocks: 1.0 -> 1.4 us split; 32 KiB blocks about even,
-// 1.75-2.23 against 1.97-2.00 us unsplit; 64 KiB 3.0-3.1 -> 2.4-2.75; 512
-// KiB 25 -> 11 us).
+// smaller one costs one more copy call than it saves (8 KiB blocks 1.0 ->
+// 1.4 us split). The figures: docs/shm-collectives.md.
 #pragma once
 
 #include <cstddef>

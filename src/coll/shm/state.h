@@ -170,11 +170,10 @@ struct ShmState {
   // the first look, it runs ahead of us (a root, the head of a chain): start
   // loading its record and those lines of op s + 1 now, so the next op's
   // misses overlap this one's work instead of following each other (2
-  // ranks: gather 128 B 0.13 -> 0.07 us, 2 KiB 0.20 -> 0.12; reduce 512 B
-  // 0.16 -> 0.08; 4 ranks: gatherv 128 B 0.37 -> 0.24). Not when we had to
-  // wait: r has yet to write those lines, and our copies would make its
-  // writes miss (allgather, where every rank waits for every other, measured
-  // 0.48 -> 0.70 us at 2 KiB with it).
+  // ranks, gather 128 B 0.13 -> 0.07 us). Not when we had to wait: r has yet
+  // to write those lines, and our copies would make its writes miss (2 KiB
+  // allgather, where every rank waits for every other, 0.48 -> 0.70 us with
+  // it). The figures: docs/shm-collectives.md.
   Status wait_arrived_ahead(CollContext &c, int r, uint64_t s, size_t off, size_t len) {
     bool ahead = r != rank && arrival(r, s).flag.load(std::memory_order_relaxed) >= s;
     XC_TRY(wait_arrived(c, r, s));

@@ -8,8 +8,8 @@ namespace xc::coll {
 
 // Ranks outnumber cores, and every rank sharing our core has arrived (waits
 // too): polls (about 10 ns each here) spent on a rank of another core before
-// yielding. 4 ranks on 2 cores, 8 B allreduce 1.7 -> 1.3 us, barrier 2.0 ->
-// 1.1 (one switch per op and core instead of 1.5); 8 ranks 4.8 -> 4.0.
+// yielding (4 ranks on 2 cores, 8 B allreduce 1.7 -> 1.3 us:
+// docs/shm-collectives.md).
 constexpr int kShmMateSpins = 300;
 
 Status shm_slow_wait_check(CollContext &c, const ShmState &st, const char *what) {

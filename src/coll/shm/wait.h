@@ -59,7 +59,7 @@ Status shm_wait(CollContext &c, ShmState &st, const char *what, Pred pred, int s
     }
     if (pred()) return Status::Ok();
     // By the clock, not by count: on a busy core one yield may hand out a
-    // whole time slice, and 4096 of them ran a 300 ms deadline 7 s over.
+    // whole time slice (a 300 ms deadline ran 7 s over: docs/shm-collectives.md).
     auto now = Deadline::Clock::now();
     // Timed from the first yield, not before the spins: one clock read less.
     if (backoff.yields() == 1) next_check = now + kShmSlowCheckEvery;
