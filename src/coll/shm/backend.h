@@ -57,7 +57,7 @@ class ShmColl {
 Status shm_oneshot(CollContext &c, const CollDesc &d);
 // gatherv, scatterv, alltoallv: each rank stages its own part when small,
 // else publishes its buffer for single copy, or (in-place alltoallv) sends
-// it through the staged pipeline's steps (algo/shm_oneshot_v.cc).
+// it through the staged pipeline's steps (oneshot_v.cc).
 Status shm_oneshot_v(CollContext &c, const CollDesc &d);
 // Every CollKind, any size; needs single_copy_ok() (XC_ERR_UNSUPPORTED otherwise).
 Status shm_single_copy(CollContext &c, const CollDesc &d);

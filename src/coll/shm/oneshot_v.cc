@@ -317,7 +317,7 @@ Status OneShotV::scatterv() {
 }
 
 // In-place alltoallv beyond one-shot goes through the staged pipeline's
-// steps (shm_steps.h), as in-place alltoall does: each step stages a piece
+// steps (steps.h), as in-place alltoall does: each step stages a piece
 // of every block we send before the piece from that peer overwrites it, so
 // nothing copies the whole buffer and nothing reads it through CMA. A
 // peer's check of its count for us (kept in the record, and in the table in
@@ -358,7 +358,7 @@ Status OneShotV::take_agreed(int j, Status *disagreed) {
 // steps, as many as the longest block of any stepping rank needs; in them
 // we take the blocks of the stepping peers. A pair must agree on its length
 // (MPI's rule for in-place alltoallv): one that disagrees is skipped at
-// both ends (ShmState::pair_agreed) and reported once every step has run,
+// both ends (shm_pair_agreed) and reported once every step has run,
 // its blocks left as they were.
 Status OneShotV::alltoallv_in_place(uint32_t where) {
   char *out = static_cast<char *>(d.recvbuf);

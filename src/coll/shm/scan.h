@@ -1,6 +1,6 @@
 // Pieces of the single-copy algorithm that need a progress counter inside
-// one op: the chained scan/exscan (shm_scan.cc) and the in-place alltoall
-// swap under single copy (shm_single_copy.cc, shm_swap.h). The counter is
+// one op: the chained scan/exscan (scan.cc) and the in-place alltoall
+// swap under single copy (single_copy.cc, swap.h). The counter is
 // the aux word of the rank's arrival record for op s: arrive() zeroes it
 // (these ops publish no aux address), the rank raises it as it goes, and the
 // line is reused only after every peer finished op s (ShmState::enter), so

@@ -107,8 +107,8 @@ struct SingleCopy {
   Status copy_in_place();
 };
 
-// In-place alltoall(v): every pair swaps its blocks (shm_swap.h); the
-// counter is the aux word of the op's arrival record (shm_scan.h). An
+// In-place alltoall(v): every pair swaps its blocks (swap.h); the
+// counter is the aux word of the op's arrival record (scan.h). An
 // alltoallv pair first checks the partner's count for it against its own
 // (MPI's rule for in place); a pair that disagrees is skipped on both sides
 // and reported once the other pairs have traded.

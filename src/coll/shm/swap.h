@@ -1,5 +1,5 @@
 // Single copy's in-place alltoall(v) as pairwise swaps
-// (shm_single_copy.cc). Block p of rank r and block r of rank p trade places in
+// (single_copy.cc). Block p of rank r and block r of rank p trade places in
 // the rounds of a round-robin pairing, chunk by chunk through two bounce
 // buffers of its own that stay in cache: rank r reads p's
 // chunk k (for r), raises its counter, and overwrites its own chunk k (for
