@@ -26,7 +26,7 @@
 #include "algo/forced.h"
 #include "algo/selector.h"
 #include "topo/cores.h"
-#include "coll/shm/state.h"
+#include "coll/shm/root_split.h"
 #include "coll/desc.h"
 #include "cpu/reduce.h"
 #include "base/dtype.h"

@@ -7,8 +7,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
+#include "coll/shm/root_split.h"
 #include "coll/shm/state.h"
+#include "coll/shm/wait.h"
 #include "topo/cores.h"
 #include "base/dtype.h"
 #include "base/env.h"
@@ -64,7 +67,7 @@ Status segment_gone(CollContext &c, Status failed) {
     XC_TRY(c.interrupted());
     if (c.deadline().expired())
       return std::move(failed.with_context("shared-memory collectives (rank 0 removed the segment)"));
-    shm_yield();
+    cpu_yield();
   }
 }
 
@@ -101,7 +104,7 @@ Status ShmColl::ensure(CollContext &c) {
   st->oversubscribed = topo::oversubscribed(n);
   bool balance = true;
   XC_TRY(env_flag("XC_SHM_COLL_BALANCE", &balance));
-  if (st->oversubscribed && balance) st->next_balance = kShmBalanceFirstOp;
+  if (st->oversubscribed && balance) st->balance.start();
   // Oversubscribed, the peer we wait for may need our core: yield at once.
   st->spin = st->oversubscribed ? 0 : 2000;
   if (env_is_set("XC_SHM_COLL_SPIN")) {
@@ -117,8 +120,6 @@ Status ShmColl::ensure(CollContext &c) {
     st->root_split = split ? ShmRootSplit::kOwnCores : ShmRootSplit::kNever;
   }
   st->scratch.resize(3 * kShmCmaChunkBytes);
-  st->facc.resize(kShmCmaChunkBytes / 2);
-  st->ftmp.resize(kShmCmaChunkBytes / 2);
   st->probe_word = kProbeMagic;
 
   ShmState &s = *st;
@@ -130,8 +131,8 @@ Status ShmColl::ensure(CollContext &c) {
   s.ctrl[me].probe_addr = reinterpret_cast<uint64_t>(&s.probe_word);
   s.header->joined.fetch_add(1, std::memory_order_acq_rel);
   s.notify();
-  XC_TRY(s.wait(c, "every rank to map the segment",
-                [&] { return s.header->joined.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
+  XC_TRY(shm_wait(c, s, "every rank to map the segment",
+                  [&] { return s.header->joined.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
   if (me == 0) s.segment.unlink();
   s.pids.resize(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) s.pids[static_cast<size_t>(r)] = static_cast<pid_t>(s.ctrl[r].pid);
@@ -148,8 +149,8 @@ Status ShmColl::ensure(CollContext &c) {
   if (!tables) s.header->tables_off.store(1, std::memory_order_release);
   s.header->tested.fetch_add(1, std::memory_order_acq_rel);
   s.notify();
-  XC_TRY(s.wait(c, "every rank to probe single-copy",
-                [&] { return s.header->tested.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
+  XC_TRY(shm_wait(c, s, "every rank to probe single-copy",
+                  [&] { return s.header->tested.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
   s.cma_ok = s.header->cma_bad.load(std::memory_order_acquire) == 0;
   s.tables = s.header->tables_off.load(std::memory_order_acquire) == 0;
   // Safe to switch now: whatever a peer still waits for in set-up was

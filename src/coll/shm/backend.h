@@ -31,7 +31,7 @@ namespace xc::coll {
 // SIZE_MAX when d cannot go through one-shot.
 size_t shm_oneshot_bytes(const CollDesc &d, int nranks);
 
-struct ShmState;  // algo/shm_state.h: the mapped segment and this rank's view of it
+struct ShmState;  // state.h: the mapped segment and this rank's view of it
 
 // The backend (coll/backend.h) of communicators whose members all live on
 // this host.
@@ -65,7 +65,7 @@ inline ShmColl *shm_of(const CollContext &c) { return static_cast<ShmColl *>(c.b
 Status shm_oneshot(CollContext &c, const CollDesc &d);
 // gatherv, scatterv, alltoallv: each rank stages its own part when small,
 // else publishes its buffer for single copy, or (in-place alltoallv) sends
-// it through the staged pipeline's steps (algo/shm_oneshot_v.cc).
+// it through the staged pipeline's steps (oneshot_v.cc).
 Status shm_oneshot_v(CollContext &c, const CollDesc &d);
 // Every CollKind, any size; needs single_copy_ok() (XC_ERR_UNSUPPORTED otherwise).
 Status shm_single_copy(CollContext &c, const CollDesc &d);

@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "coll/shm/backend.h"
+#include "coll/shm/root_split.h"
 #include "coll/shm/state.h"
 #include "coll/shm/steps.h"
+#include "coll/shm/tables.h"
 #include "base/dtype.h"
 
 namespace xc::coll {
@@ -83,7 +85,7 @@ struct OneShotV {
     a.v.cma.displs = reinterpret_cast<uint64_t>(displs);
     if (displs) {
       a.v.cma.counts = reinterpret_cast<uint64_t>(counts);
-      st.publish_table(s, displs, counts);
+      shm_publish_table(st, s, displs, counts);
     } else {
       a.v.cma.bytes = bytes;
     }
@@ -114,7 +116,7 @@ struct OneShotV {
                  coll_kind_name(d.kind), r, bytes, kShmOneShotMaxBytes, c.seq());
   }
   Status mismatch(int j, size_t want, size_t got) const {
-    return st.block_mismatch(c, coll_kind_name(d.kind), j, want, got);
+    return shm_block_mismatch(c, st, coll_kind_name(d.kind), j, want, got);
   }
   // Copy the want bytes peer j sends us into dst, from wherever its record
   // says (tabled: one block per destination, ours at index r).
@@ -137,8 +139,8 @@ struct OneShotV {
         read_in_place = true;
         size_t displ = 0;
         if (tabled) {
-          XC_TRY(st.peer_block(c, j, s, true, a.v.cma.displs, a.v.cma.counts, es, want, coll_kind_name(d.kind),
-                               &displ));
+          XC_TRY(shm_peer_block(c, st, j, s, a.v.cma.displs, a.v.cma.counts, es, want, coll_kind_name(d.kind),
+                                &displ));
         } else if (a.v.cma.bytes != want) {
           return mismatch(j, want, a.v.cma.bytes);
         }
@@ -169,7 +171,6 @@ struct OneShotV {
   size_t written_by_root(size_t want) const;
   Status wait_written(int j);
   Status push_to_root(size_t own);
-  Status write_fronts(uint32_t parts, Status *disagreed);
   Status scatterv();
   Status alltoallv();
   bool can_step() const;
@@ -208,7 +209,7 @@ Status OneShotV::gatherv() {
   if (any_cma) {
     target.displs = reinterpret_cast<uint64_t>(d.rdispls.data());
     target.counts = reinterpret_cast<uint64_t>(d.recvcounts.data());
-    st.publish_table(s, d.rdispls.data(), d.recvcounts.data());
+    shm_publish_table(st, s, d.rdispls.data(), d.recvcounts.data());
   }
   publish(kShmVNothing, 0, any_cma ? shm_root_parts(d.in_place, n, st.root_split, d.recvcounts.largest() * es) : 0);
   if (!d.in_place && own) memcpy(out + d.rdispls[static_cast<size_t>(r)] * es, d.sendbuf, own);
@@ -255,22 +256,23 @@ Status OneShotV::wait_written(int j) {
 
 // gatherv's sender of a published buffer: write the part of it the root
 // does not pull, where the root's table says, when its count matches ours
-// (otherwise the root reports the mismatch, as we do). A failure past that
-// check gives up our record, so the root does not take our part as done.
+// (otherwise the root reports the mismatch, as we do). A failure gives up
+// our record, so the root does not take our part as done.
 Status OneShotV::push_to_root(size_t own) {
-  XC_TRY(st.wait_arrived(c, d.root, s));
-  const ShmArrival &a = st.arrival(d.root, s);
-  if (!a.v.target.recvbuf) return Status::Ok();
-  size_t displ = 0, count = 0;
-  Status wrote = st.peer_entry(c, d.root, s, true, a.v.target.displs, a.v.target.counts, &displ, &count);
-  if (wrote.ok() && count * es != own) return st.send_mismatch(c, "gatherv", d.root, own, count * es);
-  size_t pulled = shm_root_share(own, a.v.parts);
-  if (wrote.ok())
-    wrote = st.cma_write(c, d.root, a.v.target.recvbuf + displ * es + pulled,
-                         static_cast<const char *>(d.sendbuf) + pulled, own - pulled);
-  wrote = st.give_up_if(s, std::move(wrote));  // the root waits for our part
+  auto read = [&](ShmPeerPart *part) {
+    const ShmArrival &a = st.arrival(d.root, s);
+    if (!a.v.target.recvbuf) return Status::Ok();  // it takes nothing written
+    size_t displ = 0, count = 0;
+    XC_TRY(shm_peer_entry(c, st, d.root, s, a.v.target.displs, a.v.target.counts, &displ, &count));
+    size_t pulled = shm_root_share(own, a.v.parts);
+    *part = {a.v.target.recvbuf + displ * es, count * es, pulled, own - pulled};
+    return Status::Ok();
+  };
+  Status disagreed = Status::Ok();
+  Status wrote = shm_write_part(c, st, s, "gatherv", d.root, static_cast<const char *>(d.sendbuf), own, read,
+                                &disagreed);
   st.mark_done(s);
-  return wrote;
+  return wrote.ok() ? disagreed : wrote;
 }
 
 // scatterv: a block read in place is copied from both ends, the root
@@ -296,7 +298,7 @@ Status OneShotV::scatterv() {
     if (where == kShmVFail) return cannot_stage(table_bytes() + total);
     if (where != kShmVCma) return Status::Ok();
     Status disagreed = Status::Ok();
-    Status status = write_fronts(parts, &disagreed);
+    Status status = shm_write_fronts(c, st, s, d, parts, ShmRecvRecord::kV, &disagreed);
     st.mark_done(s);  // our writes are over: receivers wait for that
     for (int j = 0; j < n; ++j)
       if (j != r) XC_TRY(st.wait_done(c, j, s));
@@ -314,35 +316,14 @@ Status OneShotV::scatterv() {
   return status;
 }
 
-// scatterv's root: write the front of each large block into its receiver
-// where the receiver's count matches ours (else it fails, reading nothing,
-// and *disagreed says so here). A failure gives up our record: receivers
-// still waiting for their front fail instead of taking it as written.
-Status OneShotV::write_fronts(uint32_t parts, Status *disagreed) {
-  const char *in = static_cast<const char *>(d.sendbuf);
-  for (int q = 0; q < n; ++q) {
-    size_t count = d.sendcounts[static_cast<size_t>(q)];
-    size_t share = q == r ? 0 : shm_root_share(count * es, parts);
-    if (share == 0) continue;
-    Status wrote = st.wait_arrived(c, q, s);
-    const ShmVTarget &t = st.arrival(q, s).v.target;
-    if (wrote.ok() && t.recvbuf && t.count != count && disagreed->ok())
-      *disagreed = st.send_mismatch(c, "scatterv", q, count * es, static_cast<size_t>(t.count) * es);
-    if (wrote.ok() && t.recvbuf && t.count == count)
-      wrote = st.cma_write(c, q, t.recvbuf, in + d.sdispls[static_cast<size_t>(q)] * es, share);
-    XC_TRY(st.give_up_if(s, std::move(wrote)));
-  }
-  return Status::Ok();
-}
-
 // In-place alltoallv beyond one-shot goes through the staged pipeline's
-// steps (shm_steps.h), as in-place alltoall does: each step stages a piece
+// steps (steps.h), as in-place alltoall does: each step stages a piece
 // of every block we send before the piece from that peer overwrites it, so
 // nothing copies the whole buffer and nothing reads it through CMA. A
 // peer's check of its count for us (kept in the record, and in the table in
 // our small slot) needs that table or CMA; the piece needs fewer than 4097
 // ranks.
-bool OneShotV::can_step() const { return (st.shares_tables() || st.cma_ok) && shm_steps_piece(n) > 0; }
+bool OneShotV::can_step() const { return (shm_shares_tables(st) || st.cma_ok) && shm_steps_piece(n) > 0; }
 
 void OneShotV::publish_steps() {
   size_t longest = 0;
@@ -354,7 +335,7 @@ void OneShotV::publish_steps() {
   a.v.steps = static_cast<uint32_t>((longest + piece - 1) / piece);
   a.v.cma.displs = reinterpret_cast<uint64_t>(d.sdispls.data());
   a.v.cma.counts = reinterpret_cast<uint64_t>(d.sendcounts.data());
-  st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
+  shm_publish_table(st, s, d.sdispls.data(), d.sendcounts.data());
   st.arrive_inline(c, s);
 }
 
@@ -367,7 +348,7 @@ Status OneShotV::take_alltoallv(int j) {
 // In place, take_alltoallv: a disagreement goes to *disagreed (pair_agreed).
 Status OneShotV::take_agreed(int j, Status *disagreed) {
   Status got = take_alltoallv(j);
-  ShmState::pair_agreed(got, disagreed);
+  shm_pair_agreed(got, disagreed);
   return got;
 }
 
@@ -377,7 +358,7 @@ Status OneShotV::take_agreed(int j, Status *disagreed) {
 // steps, as many as the longest block of any stepping rank needs; in them
 // we take the blocks of the stepping peers. A pair must agree on its length
 // (MPI's rule for in-place alltoallv): one that disagrees is skipped at
-// both ends (ShmState::pair_agreed) and reported once every step has run,
+// both ends (shm_pair_agreed) and reported once every step has run,
 // its blocks left as they were.
 Status OneShotV::alltoallv_in_place(uint32_t where) {
   char *out = static_cast<char *>(d.recvbuf);
@@ -395,14 +376,14 @@ Status OneShotV::alltoallv_in_place(uint32_t where) {
   }
   if (steps == 0) return disagreed;
   // What we take from each stepping peer (0: nothing, or a disagreement).
-  std::vector<size_t> &take = st.block_len;
+  thread_local std::vector<size_t> take;  // ShmState::scratch says why per thread
   take.assign(static_cast<size_t>(n), 0);
   for (int j = 0; j < n; ++j) {
     const ShmArrival &a = st.arrival(j, s);
     if (j == r || a.v.where != kShmVSteps) continue;
     size_t len = d.recvcounts[static_cast<size_t>(j)] * es, ignored = 0;
-    Status agreed = st.peer_block(c, j, s, true, a.v.cma.displs, a.v.cma.counts, es, len, "alltoallv", &ignored);
-    if (ShmState::pair_agreed(agreed, &disagreed) && agreed.ok()) take[static_cast<size_t>(j)] = len;
+    Status agreed = shm_peer_block(c, st, j, s, a.v.cma.displs, a.v.cma.counts, es, len, "alltoallv", &ignored);
+    if (shm_pair_agreed(agreed, &disagreed) && agreed.ok()) take[static_cast<size_t>(j)] = len;
     XC_TRY(agreed);
   }
   const size_t piece = shm_steps_piece(n);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstring>
+#include <vector>
 
 #include "coll/shm/state.h"
 #include "base/dtype.h"
@@ -13,6 +14,14 @@
 namespace xc::coll {
 
 inline bool shm_is_half(xc_dtype_t t) { return t == XC_FLOAT16 || t == XC_BFLOAT16; }
+
+// The float32 accumulator and operand of a float16/bfloat16 chain of count
+// elements (ShmState::scratch says why per thread).
+inline float *shm_half_scratch(size_t count) {
+  thread_local std::vector<float> floats;
+  if (floats.size() < 2 * count) floats.resize(2 * count);
+  return floats.data();
+}
 
 // out = src(0) op src(1) op ... op src(m-1). fetch(j, scratch, &ptr) points
 // ptr at source j, reading it into scratch (kShmCmaChunkBytes) if it must.
@@ -26,7 +35,7 @@ Status shm_reduce_chain(ShmState &st, void *out, size_t count, xc_dtype_t dtype,
   char *b = a + kShmCmaChunkBytes;
   const void *left = nullptr;
   if (shm_is_half(dtype)) {
-    float *acc = st.facc.data(), *tmp = st.ftmp.data();
+    float *acc = shm_half_scratch(count), *tmp = acc + count;
     XC_TRY(fetch(0, a, &left));
     cpu::widen_to_float(left, acc, count, dtype);
     for (int j = 1; j < m; ++j) {

@@ -1,6 +1,6 @@
 // Pieces of the single-copy algorithm that need a progress counter inside
-// one op: the chained scan/exscan (shm_scan.cc) and the in-place alltoall
-// swap under single copy (shm_single_copy.cc, shm_swap.h). The counter is
+// one op: the chained scan/exscan (scan.cc) and the in-place alltoall
+// swap under single copy (single_copy.cc, swap.h). The counter is
 // the aux word of the rank's arrival record for op s: arrive() zeroes it
 // (these ops publish no aux address), the rank raises it as it goes, and the
 // line is reused only after every peer finished op s (ShmState::enter), so
@@ -12,6 +12,7 @@
 
 #include "coll/context.h"
 #include "coll/shm/state.h"
+#include "coll/shm/wait.h"
 #include "coll/desc.h"
 
 namespace xc::coll {
@@ -32,7 +33,7 @@ inline Status shm_wait_word(CollContext &c, ShmState &st, int r, uint64_t s, con
                             const char *what, uint64_t *seen = nullptr) {
   uint64_t v = 0;
   bool quit = false;
-  XC_TRY(st.wait(c, what, [&] {
+  XC_TRY(shm_wait(c, st, what, [&] {
     return (v = __atomic_load_n(word, __ATOMIC_ACQUIRE)) >= at_least || (quit = st.gave_up(r, s));
   }));
   if (quit) return st.gave_up_error(c, r, s);

@@ -8,10 +8,12 @@
 
 #include "coll/shm/backend.h"
 #include "coll/shm/reduce.h"
+#include "coll/shm/root_split.h"
 #include "coll/shm/scan.h"
 #include "coll/shm/state.h"
-#include "coll/shm/swap.h"
 #include "coll/shm/steps.h"
+#include "coll/shm/swap.h"
+#include "coll/shm/tables.h"
 #include "base/dtype.h"
 #include "cpu/host_mem.h"
 #include "base/log.h"
@@ -77,7 +79,7 @@ struct SingleCopy {
   static Status nothing(size_t, const char *, size_t) { return Status::Ok(); }
   // scatterv, alltoallv: where rank j keeps its block for us (elements).
   Status peer_block(int j, size_t want, size_t *displ) {
-    return st.peer_block(c, j, s, true, aux(j), st.arrival(j, s).addr.counts, es, want, coll_kind_name(d.kind), displ);
+    return shm_peer_block(c, st, j, s, aux(j), st.arrival(j, s).addr.counts, es, want, coll_kind_name(d.kind), displ);
   }
   // A reader's error: say we are done, so the peers' finish() does not wait
   // for us until the deadline.
@@ -105,14 +107,14 @@ struct SingleCopy {
   Status copy_in_place();
 };
 
-// In-place alltoall(v): every pair swaps its blocks (shm_swap.h); the
-// counter is the aux word of the op's arrival record (shm_scan.h). An
+// In-place alltoall(v): every pair swaps its blocks (swap.h); the
+// counter is the aux word of the op's arrival record (scan.h). An
 // alltoallv pair first checks the partner's count for it against its own
 // (MPI's rule for in place); a pair that disagrees is skipped on both sides
 // and reported once the other pairs have traded.
 Status SingleCopy::swap_in_place() {
   bool v = d.kind == CollKind::kAlltoallv;
-  if (v) st.publish_table(s, d.rdispls.data(), d.recvcounts.data());
+  if (v) shm_publish_table(st, s, d.rdispls.data(), d.recvcounts.data());
   st.arrive(c, s, out(), v ? d.rdispls.data() : nullptr, nullptr, v ? d.recvcounts.data() : nullptr);
   Status disagreed = Status::Ok();
   size_t extent = static_cast<size_t>(n) * d.count * es;  // of the whole buffer, for copy_part
@@ -130,8 +132,8 @@ Status SingleCopy::swap_in_place() {
     XC_TRY(st.wait_arrived(c, p, s));
     size_t theirs = static_cast<size_t>(r) * d.count;
     if (v) {
-      Status agreed = st.peer_block(c, p, s, true, dst(p), st.arrival(p, s).addr.counts, es, len, "alltoallv", &theirs);
-      if (!ShmState::pair_agreed(agreed, &disagreed)) continue;
+      Status agreed = shm_peer_block(c, st, p, s, dst(p), st.arrival(p, s).addr.counts, es, len, "alltoallv", &theirs);
+      if (!shm_pair_agreed(agreed, &disagreed)) continue;
       XC_TRY(agreed);
     }
     XC_TRY(shm_swap_block(c, st,
@@ -290,10 +292,14 @@ Status SingleCopy::run() {
           XC_TRY(st.cma_read(c, j, src(j), out() + recv_off(j), len));
         }
       } else if (!v) {  // every rank writes (the rest of) its own block, in parallel
-        XC_TRY(st.wait_arrived(c, d.root, s));
-        size_t pulled = shm_root_share(bytes, root_parts());
-        XC_TRY(st.cma_write(c, d.root, dst(d.root) + static_cast<size_t>(r) * bytes + pulled,
-                            static_cast<const char *>(d.sendbuf) + pulled, bytes - pulled));
+        auto read = [&](ShmPeerPart *part) {
+          size_t pulled = shm_root_share(bytes, root_parts());
+          *part = {dst(d.root) + static_cast<size_t>(r) * bytes, bytes, pulled, bytes - pulled};
+          return Status::Ok();
+        };
+        Status disagreed = Status::Ok();  // never set: the op's signature carries the count
+        XC_TRY(shm_write_part(c, st, s, "gather", d.root, static_cast<const char *>(d.sendbuf), bytes, read,
+                              &disagreed));
       }
       return st.finish(c, s);
     }
@@ -306,28 +312,15 @@ Status SingleCopy::run() {
       // writes only where it matches the count it sends.
       bool v = d.kind == CollKind::kScatterv;
       bool root = r == d.root;
-      if (root && v) st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
+      if (root && v) shm_publish_table(st, s, d.sdispls.data(), d.sendcounts.data());
       uint32_t parts = root ? shm_root_parts(d.in_place, n, st.root_split, v ? d.sendcounts.largest() * es : bytes) : 0;
       const void *extra = root ? (v ? d.sdispls.data() : nullptr) : reinterpret_cast<const void *>(uintptr_t{d.count});
       st.arrive(c, s, d.sendbuf, d.recvbuf, extra, root && v ? d.sendcounts.data() : nullptr, parts);
       if (root) {
-        auto off = [&](int q) { return (v ? d.sdispls[static_cast<size_t>(q)] : static_cast<size_t>(q) * d.count) * es; };
-        const char *in = static_cast<const char *>(d.sendbuf);
-        if (!d.in_place && bytes) memcpy(out(), in + off(r), bytes);
+        size_t own = (v ? d.sdispls[static_cast<size_t>(r)] : static_cast<size_t>(r) * d.count) * es;
+        if (!d.in_place && bytes) memcpy(out(), static_cast<const char *>(d.sendbuf) + own, bytes);
         Status skipped = Status::Ok();  // reported once the others have their blocks
-        for (int q = 0; q < n; ++q) {
-          size_t count = v ? d.sendcounts[static_cast<size_t>(q)] : d.count;
-          size_t share = q == r ? 0 : shm_root_share(count * es, parts);
-          if (share == 0) continue;
-          Status ready = st.wait_arrived(c, q, s);
-          if (ready.ok() && aux(q) != count)
-            ready = st.send_mismatch(c, "scatterv", q, count * es, static_cast<size_t>(aux(q)) * es);
-          if (!ready.ok()) {  // q fails too, reading nothing
-            if (skipped.ok()) skipped = std::move(ready);
-            continue;
-          }
-          XC_TRY(st.cma_write(c, q, dst(q), in + off(q), share));
-        }
+        XC_TRY(shm_write_fronts(c, st, s, d, parts, ShmRecvRecord::kAddr, &skipped));
         XC_TRY(st.finish(c, s));
         return skipped;
       }
@@ -353,7 +346,7 @@ Status SingleCopy::run() {
         return copy_in_place();
       if (d.in_place) return swap_in_place();
       const char *in = input();
-      if (v) st.publish_table(s, d.sdispls.data(), d.sendcounts.data());
+      if (v) shm_publish_table(st, s, d.sdispls.data(), d.sendcounts.data());
       st.arrive(c, s, in, d.recvbuf, v ? d.sdispls.data() : nullptr, v ? d.sendcounts.data() : nullptr);
       for (int k = 0; k < n; ++k) {
         int j = (r + k) % n;

@@ -1,5 +1,5 @@
 // Staged allgather(v), alltoall and broadcast: blocks move through the
-// segment in pipeline steps (shm_steps.h), with no CMA: allgather(v) stages
+// segment in pipeline steps (steps.h), with no CMA: allgather(v) stages
 // chunk k of its block in step k, alltoall chunk k of each block it sends to
 // a peer, broadcast's root chunk k of its buffer.
 // Large copies into the output stream (non-temporal stores), so each output
@@ -19,17 +19,6 @@ namespace xc::coll {
 
 namespace {
 
-// Every op here: all ranks arrive, then run the steps (or single copy).
-template <class Stage, class Own, class Take>
-Status run_steps(CollContext &c, const CollDesc &d, ShmState &st, bool may_single_copy, uint64_t steps, Stage stage,
-                 Own own, Take take) {
-  uint64_t s;
-  bool single_copy = false;
-  XC_TRY(shm_pipeline_start(c, d, st, may_single_copy, &s, &single_copy));
-  if (single_copy) return shm_single_copy_arrived(c, d, st, s);
-  return shm_run_steps(c, st, steps, stage, own, take);
-}
-
 Status allgather(CollContext &c, const CollDesc &d, ShmState &st, bool may_single_copy) {
   int n = c.size(), r = c.rank();
   size_t es = dtype_size(d.dtype);
@@ -44,7 +33,7 @@ Status allgather(CollContext &c, const CollDesc &d, ShmState &st, bool may_singl
   }
   const size_t piece = kShmTwoShotSlotBytes;
   auto chunk = [&](int j, uint64_t k) { return shm_steps_chunk(len(j), piece, k); };
-  return run_steps(
+  return shm_run_pipeline(
       c, d, st, may_single_copy, (longest + piece - 1) / piece,
       [&](uint64_t k, char *mine) {
         if (size_t l = chunk(r, k)) memcpy(mine, in + k * piece, l);
@@ -71,7 +60,7 @@ Status alltoall(CollContext &c, const CollDesc &d, ShmState &st) {
     return Error(XC_ERR_UNSUPPORTED, "shm staged alltoall: %d ranks do not fit its %zu-byte staging buffer", n,
                  kShmTwoShotSlotBytes);
   auto chunk = [&](uint64_t k) { return shm_steps_chunk(block, piece, k); };
-  return run_steps(
+  return shm_run_pipeline(
       c, d, st, false, (block + piece - 1) / piece,
       [&](uint64_t k, char *mine) {
         for (int j = 0; j < n; ++j)
@@ -97,7 +86,7 @@ Status broadcast(CollContext &c, const CollDesc &d, ShmState &st) {
   char *buf = static_cast<char *>(d.recvbuf);
   const size_t piece = kShmTwoShotSlotBytes;
   auto chunk = [&](uint64_t k) { return shm_steps_chunk(bytes, piece, k); };
-  return run_steps(
+  return shm_run_pipeline(
       c, d, st, false, (bytes + piece - 1) / piece,
       [&](uint64_t k, char *mine) {
         if (root) memcpy(mine, buf + k * piece, chunk(k));

@@ -1,5 +1,7 @@
 #include "coll/shm/swap.h"
 
+#include <vector>
+
 #include "coll/shm/scan.h"
 #include "coll/shm/steps.h"
 #include "cpu/copy.h"
@@ -23,8 +25,9 @@ namespace {
 
 Status trade(CollContext &c, ShmState &st, const ShmSwap &w) {
   constexpr size_t kChunk = kShmSwapChunkBytes;
-  if (st.swap_bounce.size() < 2 * kChunk) st.swap_bounce.resize(2 * kChunk);
-  char *bounce[2] = {st.swap_bounce.data(), st.swap_bounce.data() + kChunk};
+  thread_local std::vector<char> bounces;  // ShmState::scratch says why per thread
+  if (bounces.size() < 2 * kChunk) bounces.resize(2 * kChunk);
+  char *bounce[2] = {bounces.data(), bounces.data() + kChunk};
   uint64_t base = static_cast<uint64_t>(w.round + 1) << 32;
   size_t chunks = (w.len + kChunk - 1) / kChunk;
   auto piece = [&](size_t k) { return shm_steps_chunk(w.len, kChunk, k); };

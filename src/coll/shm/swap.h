@@ -1,7 +1,7 @@
 // Single copy's in-place alltoall(v) as pairwise swaps
-// (shm_single_copy.cc). Block p of rank r and block r of rank p trade places in
+// (single_copy.cc). Block p of rank r and block r of rank p trade places in
 // the rounds of a round-robin pairing, chunk by chunk through two bounce
-// buffers that stay in cache (ShmState::swap_bounce): rank r reads p's
+// buffers of its own that stay in cache: rank r reads p's
 // chunk k (for r), raises its counter, and overwrites its own chunk k (for
 // p) once p's counter says p has read it. No copy of the whole buffer and no
 // final barrier: when a pair's swap ends, the partner has read everything of
@@ -20,10 +20,9 @@
 namespace xc::coll {
 
 // The swap's chunk: every chunk costs a read call and a hand-shake, so
-// larger ones trade faster while both bounce buffers still fit in cache
-// (in place, medians of 3: 2 ranks 64 MiB 8738 -> 7406 us, 16 MiB 2004 ->
-// 1896; 4 ranks on 2 cores 64 MiB 23710 -> 21439, 16 MiB 5790 -> 5496,
-// against 128 KiB chunks; 256 KiB and 1 MiB fell between).
+// larger ones trade faster while both bounce buffers still fit in cache (2
+// ranks 64 MiB 8738 -> 7406 us against 128 KiB chunks; 1 MiB no better:
+// docs/shm-collectives.md).
 constexpr size_t kShmSwapChunkBytes = 512 << 10;
 
 // Single copy's in-place alltoall copies what it sends into scratch and lets

@@ -8,6 +8,7 @@
 // read it.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "coll/shm/backend.h"
 #include "coll/shm/reduce.h"
@@ -30,7 +31,7 @@ Status shm_twoshot(CollContext &c, const CollDesc &d, bool may_single_copy) {
   char *out = static_cast<char *>(d.recvbuf);
 
   // Block j (owned by rank j): elements [boff[j], boff[j] + blen[j]) of the input.
-  std::vector<size_t> &boff = st.block_off, &blen = st.block_len;
+  thread_local std::vector<size_t> boff, blen;  // ShmState::scratch says why per thread
   boff.assign(static_cast<size_t>(n), 0);
   blen.assign(static_cast<size_t>(n), 0);
   size_t first = 0;
@@ -50,14 +51,11 @@ Status shm_twoshot(CollContext &c, const CollDesc &d, bool may_single_copy) {
   // cache already (read when staged), where streaming stores are slow.
   size_t stream_total = d.in_place ? 0 : first * es;
 
-  uint64_t s;
-  bool single_copy = false;
-  XC_TRY(shm_pipeline_start(c, d, st, may_single_copy, &s, &single_copy));
-  if (single_copy) return shm_single_copy_arrived(c, d, st, s);
-
   bool copy_out = d.kind == CollKind::kAllreduce || (d.kind == CollKind::kReduce && r == d.root);
   int avg_n = d.op == XC_AVG ? n : 0;
   auto piece_len = [&](int j, uint64_t k) { return shm_steps_chunk(blen[static_cast<size_t>(j)], piece, k); };
+  // Where block j's piece of step k starts in the input and output (bytes).
+  auto piece_at = [&](int j, uint64_t k) { return (boff[static_cast<size_t>(j)] + k * piece) * es; };
   const char *srcs_small[64];
   std::vector<const char *> srcs_many;
   const char **srcs = srcs_small;
@@ -65,41 +63,33 @@ Status shm_twoshot(CollContext &c, const CollDesc &d, bool may_single_copy) {
     srcs_many.resize(static_cast<size_t>(n));
     srcs = srcs_many.data();
   }
-  for (uint64_t k = 0; k < steps; ++k) {
-    uint64_t g = st.steps + k;
-    if (g >= 2) XC_TRY(st.wait_steps(c, &ShmCtrl::step_out, g - 1, "a peer to free a staging buffer"));
-    char *mine = st.stage(r, g);
-    for (int j = 0; j < n; ++j) {
-      if (j == r) continue;  // our own piece is read where it is
-      size_t len = piece_len(j, k);
-      if (len) memcpy(mine + static_cast<size_t>(j) * piece * es, in + (boff[static_cast<size_t>(j)] + k * piece) * es, len * es);
-    }
-    st.publish_step(&ShmCtrl::step_in, g + 1);
-    XC_TRY(st.wait_steps(c, &ShmCtrl::step_in, g + 1, "a peer to stage its input"));
-    size_t my_len = piece_len(r, k);
-    size_t at = static_cast<size_t>(r) * piece * es;
-    const char *own = in + (boff[static_cast<size_t>(r)] + k * piece) * es;
-    for (int j = 0; j < n; ++j) srcs[j] = j == r ? own : st.stage(j, g) + at;
-    // The owner's result goes to its stage for the peers and to its output.
-    char *target = scatter ? out + k * piece * es : mine + at;
-    if (my_len) {
-      shm_reduce_ptrs(st, target, my_len, d.dtype, d.op, n, avg_n, srcs, 0);
-      if (copy_out) cpu::copy_part(out + (own - in), target, my_len * es, stream_total);
-    }
-    st.publish_step(&ShmCtrl::step_red, g + 1);
-    if (copy_out) {
-      XC_TRY(st.wait_steps(c, &ShmCtrl::step_red, g + 1, "a peer's reduced piece"));
-      for (int j = 0; j < n; ++j) {
-        size_t len = piece_len(j, k);
-        if (len && j != r)
-          cpu::copy_part(out + (boff[static_cast<size_t>(j)] + k * piece) * es,
-                         st.stage(j, g) + static_cast<size_t>(j) * piece * es, len * es, stream_total);
-      }
-    }
-    st.publish_step(&ShmCtrl::step_out, g + 1);
-  }
-  st.steps += steps;
-  return Status::Ok();
+  return shm_run_pipeline(
+      c, d, st, may_single_copy, steps,
+      [&](uint64_t k, char *mine) {
+        for (int j = 0; j < n; ++j) {
+          if (j == r) continue;  // our own piece is read where it is
+          if (size_t len = piece_len(j, k))
+            memcpy(mine + static_cast<size_t>(j) * piece * es, in + piece_at(j, k), len * es);
+        }
+      },
+      [](uint64_t, const char *) {},
+      [&](uint64_t k, int j, const char *theirs) {  // owner j's result
+        if (size_t len = piece_len(j, k))
+          cpu::copy_part(out + piece_at(j, k), theirs + static_cast<size_t>(j) * piece * es, len * es, stream_total);
+      },
+      shm_reduce_phase(
+          [&](uint64_t k, char *mine, auto staged) {
+            size_t my_len = piece_len(r, k);
+            if (my_len == 0) return;
+            size_t at = static_cast<size_t>(r) * piece * es;
+            const char *own = in + piece_at(r, k);
+            for (int j = 0; j < n; ++j) srcs[j] = j == r ? own : staged(j) + at;
+            // The owner's result goes to its stage for the peers and to its output.
+            char *target = scatter ? out + k * piece * es : mine + at;
+            shm_reduce_ptrs(st, target, my_len, d.dtype, d.op, n, avg_n, srcs, 0);
+            if (copy_out) cpu::copy_part(out + (own - in), target, my_len * es, stream_total);
+          },
+          copy_out));
 }
 
 }  // namespace xc::coll

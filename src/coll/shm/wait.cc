@@ -1,0 +1,50 @@
+#include "coll/shm/wait.h"
+
+#include <sched.h>
+
+#include <algorithm>
+
+namespace xc::coll {
+
+// Ranks outnumber cores, and every rank sharing our core has arrived (waits
+// too): polls (about 10 ns each here) spent on a rank of another core before
+// yielding (4 ranks on 2 cores, 8 B allreduce 1.7 -> 1.3 us:
+// docs/shm-collectives.md).
+constexpr int kShmMateSpins = 300;
+
+Status shm_slow_wait_check(CollContext &c, const ShmState &st, const char *what) {
+  if (c.deadline().expired())
+    return Error(XC_ERR_TIMEOUT, "shared-memory collective timed out waiting for %s (op #%d)", what, c.seq());
+  int dead = c.engine().first_failed(st.fabric_ranks);
+  if (dead >= 0) {
+    for (int r = 0; r < st.nranks; ++r)
+      if (st.fabric_ranks[static_cast<size_t>(r)] == dead)
+        return Error(XC_ERR_PEER_FAILED, "rank %d failed during a shared-memory collective (op #%d, waiting for %s)", r,
+                     c.seq(), what);
+  }
+  // xc_comm_abort; or a member that met this op's segment set-up message
+  // with another signature never joins: it reported the mismatch to everyone.
+  return c.interrupted();
+}
+
+// Oversubscribed, a waiter yields at once: the rank it waits for may need
+// its core. Not so when that rank last ran on another core and every rank
+// last seen on ours has arrived at op s: they only wait too, so yielding to
+// them costs a switch there and back while the other core catches up.
+int shm_arrival_spins(ShmState &st, int r, uint64_t s) {
+  if (!st.oversubscribed) return st.spin;
+  int mine = sched_getcpu();
+  if (mine < 0) return st.spin;
+  ShmCtrl *ctrl = st.ctrl;
+  std::atomic<int32_t> &my_cpu = ctrl[st.rank].cpu;
+  if (my_cpu.load(std::memory_order_relaxed) != mine) my_cpu.store(mine, std::memory_order_relaxed);
+  int theirs = ctrl[r].cpu.load(std::memory_order_relaxed);
+  if (theirs < 0 || theirs == mine) return st.spin;
+  for (int q = 0; q < st.nranks; ++q)
+    if (q != st.rank && ctrl[q].cpu.load(std::memory_order_relaxed) == mine &&
+        ctrl[q].arrival[s % kShmArrivalDepth].flag.load(std::memory_order_acquire) < s)
+      return st.spin;
+  return std::max(st.spin, kShmMateSpins);
+}
+
+}  // namespace xc::coll
