@@ -5,8 +5,8 @@
 
 #include "api/api_support.h"
 #include "api/coll_submit.h"
-#include "coll/desc.h"
 #include "base/dtype.h"
+#include "coll/desc.h"
 
 using xc::CollDesc;
 using xc::CollKind;

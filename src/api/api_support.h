@@ -6,10 +6,10 @@
 #include <new>
 #include <string>
 
+#include "base/status.h"
+#include "p2p/request.h"
 #include "runtime/coll_task.h"
 #include "runtime/comm.h"
-#include "p2p/request.h"
-#include "base/status.h"
 #include "xcomm.h"
 
 // Marks an entry point of the ABI; everything else stays hidden.

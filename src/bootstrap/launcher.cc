@@ -24,9 +24,9 @@
 #include <initializer_list>
 #include <string>
 
-#include "bootstrap/store.h"
 #include "base/env.h"
 #include "base/log.h"
+#include "bootstrap/store.h"
 
 namespace xc::bootstrap {
 

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/store.h"
-#include "bootstrap/store_wire.h"
 #include "base/env.h"
 #include "base/log.h"
+#include "bootstrap/store.h"
+#include "bootstrap/store_wire.h"
 
 namespace xc::bootstrap {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/store.h"
 #include "base/log.h"
+#include "bootstrap/store.h"
 
 namespace xc::bootstrap {
 

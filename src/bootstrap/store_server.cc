@@ -29,9 +29,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/log.h"
 #include "bootstrap/store.h"
 #include "bootstrap/store_wire.h"
-#include "base/log.h"
 
 namespace xc::bootstrap {
 

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "base/deadline.h"
+#include "base/status.h"
 #include "coll/backend.h"
 #include "p2p/engine.h"
 #include "p2p/request.h"
 #include "topo/topology.h"
-#include "base/status.h"
 
 namespace xc::coll {
 

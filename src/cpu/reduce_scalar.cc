@@ -4,9 +4,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "base/reduce_table.h"
 #include "cpu/half.h"
 #include "cpu/reduce_kernels.h"
-#include "base/reduce_table.h"
 
 namespace xc::cpu::detail {
 

@@ -13,10 +13,10 @@
 #include <mutex>
 #include <string>
 
-#include "coll/context.h"
-#include "coll/desc.h"
 #include "base/deadline.h"
 #include "base/status.h"
+#include "coll/context.h"
+#include "coll/desc.h"
 
 struct xc_comm_s;
 

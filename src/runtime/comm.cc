@@ -8,12 +8,12 @@
 
 #include "algo/algorithms.h"
 #include "algo/backends.h"
-#include "coll/desc.h"
-#include "bootstrap/launcher.h"
-#include "bootstrap/unique_id.h"
 #include "base/env.h"
 #include "base/host_id.h"
 #include "base/log.h"
+#include "bootstrap/launcher.h"
+#include "bootstrap/unique_id.h"
+#include "coll/desc.h"
 
 namespace xc {
 

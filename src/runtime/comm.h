@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "base/deadline.h"
+#include "base/status.h"
 #include "coll/backend.h"
 #include "coll/context.h"
-#include "base/deadline.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
-#include "base/status.h"
 #include "xcomm.h"
 
 constexpr uint32_t kCommMagic = 0x434f4d31;  // "COM1"

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "base/env.h"
-#include "coll/desc.h"
 #include "base/host_id.h"
 #include "base/log.h"
+#include "coll/desc.h"
 
 namespace xc {
 

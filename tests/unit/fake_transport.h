@@ -35,8 +35,8 @@
 #include <utility>
 #include <vector>
 
-#include "p2p/engine.h"
 #include "base/status.h"
+#include "p2p/engine.h"
 #include "transport/transport.h"
 
 namespace xc_fake {

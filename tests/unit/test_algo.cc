@@ -25,13 +25,13 @@
 #include "algo/collective.h"
 #include "algo/forced.h"
 #include "algo/selector.h"
-#include "topo/cores.h"
-#include "coll/shm/root_split.h"
-#include "coll/desc.h"
-#include "cpu/reduce.h"
 #include "base/dtype.h"
+#include "coll/desc.h"
+#include "coll/shm/root_split.h"
 #include "cpu/half.h"
+#include "cpu/reduce.h"
 #include "fake_transport.h"
+#include "topo/cores.h"
 
 using xc::Deadline;
 using xc::Status;

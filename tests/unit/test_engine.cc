@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "p2p/engine.h"
 #include "fake_transport.h"
+#include "p2p/engine.h"
 
 using xc::Deadline;
 using xc::EngineOptions;

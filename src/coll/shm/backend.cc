@@ -9,13 +9,13 @@
 #include <cstring>
 #include <string>
 
+#include "base/dtype.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "coll/shm/root_split.h"
 #include "coll/shm/state.h"
 #include "coll/shm/wait.h"
 #include "topo/cores.h"
-#include "base/dtype.h"
-#include "base/env.h"
-#include "base/log.h"
 
 namespace xc::coll {
 

@@ -19,11 +19,11 @@
 #include <cstdint>
 #include <memory>
 
+#include "base/status.h"
 #include "coll/backend.h"
 #include "coll/context.h"
 #include "coll/desc.h"
 #include "coll/shm/reach.h"
-#include "base/status.h"
 
 namespace xc::coll {
 

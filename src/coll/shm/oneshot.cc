@@ -6,10 +6,10 @@
 #include <cstring>
 #include <numeric>
 
+#include "base/dtype.h"
 #include "coll/shm/backend.h"
 #include "coll/shm/reduce.h"
 #include "coll/shm/state.h"
-#include "base/dtype.h"
 #include "cpu/reduce.h"
 
 namespace xc::coll {

@@ -15,12 +15,12 @@
 #include <cstring>
 #include <vector>
 
+#include "base/dtype.h"
 #include "coll/shm/backend.h"
 #include "coll/shm/root_split.h"
 #include "coll/shm/state.h"
 #include "coll/shm/steps.h"
 #include "coll/shm/tables.h"
-#include "base/dtype.h"
 
 namespace xc::coll {
 

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <vector>
 
-#include "coll/shm/state.h"
 #include "base/dtype.h"
+#include "coll/shm/state.h"
 #include "cpu/reduce.h"
 
 namespace xc::coll {

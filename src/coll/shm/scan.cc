@@ -19,8 +19,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "coll/shm/reduce.h"
 #include "base/dtype.h"
+#include "coll/shm/reduce.h"
 #include "cpu/copy.h"
 #include "cpu/reduce.h"
 

@@ -11,9 +11,9 @@
 #include <cstdint>
 
 #include "coll/context.h"
+#include "coll/desc.h"
 #include "coll/shm/state.h"
 #include "coll/shm/wait.h"
-#include "coll/desc.h"
 
 namespace xc::coll {
 

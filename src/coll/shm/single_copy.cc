@@ -6,6 +6,8 @@
 #include <cstring>
 #include <numeric>
 
+#include "base/dtype.h"
+#include "base/log.h"
 #include "coll/shm/backend.h"
 #include "coll/shm/reduce.h"
 #include "coll/shm/root_split.h"
@@ -14,10 +16,8 @@
 #include "coll/shm/steps.h"
 #include "coll/shm/swap.h"
 #include "coll/shm/tables.h"
-#include "base/dtype.h"
-#include "cpu/host_mem.h"
-#include "base/log.h"
 #include "cpu/copy.h"
+#include "cpu/host_mem.h"
 
 namespace xc::coll {
 

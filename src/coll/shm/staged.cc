@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/dtype.h"
 #include "coll/shm/backend.h"
 #include "coll/shm/state.h"
 #include "coll/shm/steps.h"
-#include "base/dtype.h"
 #include "cpu/copy.h"
 
 namespace xc::coll {

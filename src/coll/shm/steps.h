@@ -14,8 +14,8 @@
 #include <type_traits>
 
 #include "coll/context.h"
-#include "coll/shm/state.h"
 #include "coll/desc.h"
+#include "coll/shm/state.h"
 
 namespace xc::coll {
 

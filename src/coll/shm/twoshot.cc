@@ -10,11 +10,11 @@
 #include <cstring>
 #include <vector>
 
+#include "base/dtype.h"
 #include "coll/shm/backend.h"
 #include "coll/shm/reduce.h"
 #include "coll/shm/state.h"
 #include "coll/shm/steps.h"
-#include "base/dtype.h"
 #include "cpu/copy.h"
 
 namespace xc::coll {
