@@ -1,7 +1,5 @@
 #include "algo/forced.h"
 
-#include <vector>
-
 #include "base/env.h"
 
 namespace xc::algo {
@@ -68,17 +66,14 @@ Status forced_algo(const std::string &spec, CollKind kind, bool *forced, Algo *a
   return Status::Ok();
 }
 
-const ForcedChoice &forced_choice(CollKind kind) {
-  static const std::vector<ForcedChoice> table = [] {
-    std::string spec = env_get("XC_ALGO");
-    std::vector<ForcedChoice> t(static_cast<size_t>(kCollKindCount));
-    for (int k = 0; k < kCollKindCount; ++k) {
-      ForcedChoice &f = t[static_cast<size_t>(k)];
-      f.status = forced_algo(spec, static_cast<CollKind>(k), &f.forced, &f.algo);
-    }
-    return t;
-  }();
-  return table[static_cast<size_t>(kind)];
+std::vector<ForcedChoice> forced_choices_from_env() {
+  std::string spec = env_get("XC_ALGO");
+  std::vector<ForcedChoice> t(static_cast<size_t>(kCollKindCount));
+  for (int k = 0; k < kCollKindCount; ++k) {
+    ForcedChoice &f = t[static_cast<size_t>(k)];
+    f.status = forced_algo(spec, static_cast<CollKind>(k), &f.forced, &f.algo);
+  }
+  return t;
 }
 
 }  // namespace xc::algo

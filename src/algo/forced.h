@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "algo/table.h"
 
@@ -21,6 +22,12 @@ struct ForcedChoice {
   bool forced = false;
   Algo algo = Algo::kLocal;
 };
-const ForcedChoice &forced_choice(CollKind kind);
+// One per CollKind, from XC_ALGO (forced.cc).
+std::vector<ForcedChoice> forced_choices_from_env();
+// Inline: every collective asks.
+inline const ForcedChoice &forced_choice(CollKind kind) {
+  static const std::vector<ForcedChoice> table = forced_choices_from_env();
+  return table[static_cast<size_t>(kind)];
+}
 
 }  // namespace xc::algo

@@ -1,8 +1,8 @@
 // xc_group_start / xc_group_end: this thread's open batch. Inside a group
 // point-to-point calls only post (the blocking forms too: their statuses are
 // filled at the end) and collectives only start on their communicator's
-// worker; the outermost xc_group_end waits for all of it. It lives in api/
-// (not core/) because what it holds are API requests and user statuses.
+// executor; the outermost xc_group_end waits for all of it. It lives in api/
+// (not runtime/) because what it holds are API requests and user statuses.
 #pragma once
 
 #include <memory>

@@ -82,7 +82,7 @@ class CollContext {
     deadline_ = deadline;
     have_deadline_ = true;
   }
-  // The op's signature (core/coll_desc.h: coll_signature), carried with its
+  // The op's signature (coll/desc.h: coll_signature), carried with its
   // messages and shm flags so ranks in different ops fail instead of mixing.
   uint32_t signature() const { return sig_; }
   void set_signature(uint32_t sig) { sig_ = sig; }

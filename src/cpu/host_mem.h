@@ -18,7 +18,7 @@ Status host_mem_alloc(size_t bytes, void **ptr);
 Status host_mem_free(void *ptr);
 // Whether p points into live memory from host_mem_alloc that the kernel may
 // back with huge pages (its advice taken, THP not off). The collectives ask
-// it to choose between single copy and their pipelines (algo/shm_steps.h).
+// it to choose between single copy and their pipelines (coll/shm/steps.h).
 bool host_mem_on_huge_pages(const void *p);
 
 }  // namespace xc

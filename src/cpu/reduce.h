@@ -1,6 +1,6 @@
 // Element-wise reductions on host memory, for every dtype × op.
 //
-// Three kernel sets are generated from one table (cpu/reduce_table.h):
+// Three kernel sets are generated from one table (base/reduce_table.h):
 // scalar, AVX2 (+F16C) and AVX-512 (F, BW, VL, DQ + F16C). The best one this
 // CPU supports is chosen once, on first use, unless XC_CPU_ISA forces one.
 // Every set gives the same bits for every input, NaN payloads and signed

@@ -1,4 +1,4 @@
-// AVX2 (+F16C) kernels, generated from the table in cpu/reduce_table.h.
+// AVX2 (+F16C) kernels, generated from the table in base/reduce_table.h.
 //
 // This file is built with the default flags: only the functions below carry
 // the AVX2 target (a pragma applies the target attribute to each of them), so

@@ -1,5 +1,5 @@
 // AVX-512 (F, BW, VL, DQ + F16C) kernels, generated from the table in
-// cpu/reduce_table.h. Built like reduce_avx2.cc (see there): default flags, the
+// base/reduce_table.h. Built like reduce_avx2.cc (see there): default flags, the
 // target attribute on these functions only, called after cpuid says yes, and
 // the same bits as the scalar kernels.
 #include "cpu/reduce_kernels.h"

@@ -24,7 +24,7 @@ struct Request {
   bool done = false;
   bool cancelled = false;
   bool collective = false;  // part of a collective: fails when any member crashes
-  // The collective op's signature (core/coll_desc.h), 0 for none. It rides
+  // The collective op's signature (coll/desc.h), 0 for none. It rides
   // in the frame header of the op's messages; a receive that meets a
   // message of the same op with another signature fails, as do all the op's
   // requests on every member (ranks disagree: mixing data would corrupt).

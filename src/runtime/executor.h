@@ -12,6 +12,7 @@
 // executor altogether and runs on the caller's thread (api/coll_submit.cc).
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "base/status.h"
@@ -29,9 +30,10 @@ class Executor {
   // Run task after the ones submitted before it; after abort() or
   // shutdown() it fails at once instead.
   virtual void submit(std::shared_ptr<CollTask> task) = 0;
-  // Nothing queued or running. Cheap while nothing was ever submitted: every
-  // blocking collective asks.
-  virtual bool idle() = 0;
+  // Nothing queued or running. Inline and lock-free while nothing was ever
+  // submitted: every blocking collective asks, and a locked instruction
+  // would wait for the op's stores.
+  bool idle() { return !used_.load(std::memory_order_acquire) || idle_after_use(); }
   // Wait until everything submitted has finished (each op is bounded by its
   // own deadline).
   virtual void drain() = 0;
@@ -40,6 +42,15 @@ class Executor {
   // Fail every queued task with why; the running one is failed by the
   // engine (its context is aborted). Never blocks on an op.
   virtual void abort(const Status &why) = 0;
+
+ protected:
+  // Called by submit() of an executor that queues (before the task is
+  // queued), so idle() looks further.
+  void mark_used() { used_.store(true, std::memory_order_release); }
+  virtual bool idle_after_use() = 0;
+
+ private:
+  std::atomic<bool> used_{false};
 };
 
 std::unique_ptr<Executor> make_worker_executor(xc_comm_s *comm);

@@ -20,7 +20,7 @@ class InlineExecutor final : public Executor {
     else
       task->fail(comm_, stopped_);
   }
-  bool idle() override { return true; }
+  bool idle_after_use() override { return true; }  // never called: nothing is ever queued
   void drain() override {}
   void shutdown() override {
     if (stopped_.ok()) stopped_ = Error(XC_ERR_ABORTED, "the communicator is being freed");

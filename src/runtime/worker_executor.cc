@@ -3,7 +3,6 @@
 // libNBC-style schedules because every algorithm stays a plain function over
 // blocking exchanges (the engine is thread-safe), so the blocking fast path
 // pays nothing for the non-blocking machinery (docs/design.md).
-#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -39,22 +38,19 @@ class WorkerExecutor final : public Executor {
       task->fail(comm_, why);
       return;
     }
-    used_.store(true, std::memory_order_release);
+    mark_used();
     queue_.push_back(std::move(task));
     if (!worker_.joinable()) worker_ = std::thread([this] { work(); });
     cv_.notify_all();
   }
 
-  bool idle() override {
-    // While nothing was ever submitted, no lock: every blocking collective
-    // asks, and a locked instruction would wait for the op's stores.
-    if (!used_.load(std::memory_order_acquire)) return true;
+  bool idle_after_use() override {
     std::lock_guard<std::mutex> lock(mu_);
     return queue_.empty() && !running_;
   }
 
   void drain() override {
-    if (!used_.load(std::memory_order_acquire)) return;
+    if (idle()) return;
     std::unique_lock<std::mutex> lock(mu_);
     idle_cv_.wait(lock, [&] { return queue_.empty() && !running_; });
   }
@@ -100,7 +96,6 @@ class WorkerExecutor final : public Executor {
   }
 
   xc_comm_s *comm_;
-  std::atomic<bool> used_{false};  // some task was submitted
   std::mutex mu_;
   std::condition_variable cv_;       // worker: work arrived or stop
   std::condition_variable idle_cv_;  // drain: the queue emptied

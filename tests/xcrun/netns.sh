@@ -1,4 +1,4 @@
-# The host id (boot id + hostname + /dev/shm mount, src/core/host_id.cc) decides which ranks
+# The host id (boot id + hostname + /dev/shm mount, src/base/host_id.cc) decides which ranks
 # share memory. A process in other UTS and network namespaces, as in a
 # container, with another hostname must get another host id, also when
 # xcrun started it beside a rank that did not move; XC_HOST_ID overrides

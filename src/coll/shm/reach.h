@@ -2,11 +2,14 @@
 // selector (algo/selector.cc) asks it for every rank alike, and one-shot-v
 // asks it for what each rank contributes alone. Sizes are what one rank
 // stages (selection_bytes); the measurements are in docs/collectives.md.
+// Inline: the selector asks on every op.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 
 #include "coll/desc.h"
+#include "topo/cores.h"
 
 namespace xc::coll {
 
@@ -26,6 +29,17 @@ constexpr size_t kShmOneShotMoveMaxBytes = 8 << 10;
 // copy's extra barrier costs context switches). gatherv, scatterv and
 // alltoallv: what one rank contributes (its block; the root's blocks; all
 // its blocks), which each rank weighs alone for its own part.
-size_t shm_oneshot_limit(CollKind kind, int nranks, bool single_copy);
+inline size_t shm_oneshot_limit(CollKind kind, int nranks, bool single_copy) {
+  size_t most = kShmOneShotMaxBytes;
+  if (!single_copy || topo::oversubscribed(nranks)) return most;
+  if (kind == CollKind::kReduce) return std::min(most, kShmOneShotRootReduceMaxBytes);
+  bool reduces = kind == CollKind::kAllreduce || kind == CollKind::kReduceScatter ||
+                 kind == CollKind::kReduceScatterv || kind == CollKind::kScan || kind == CollKind::kExscan;
+  if (reduces) return std::min(most, kShmOneShotReduceMaxBytes);
+  // allgather(v)/gather(v): bytes is one block and a rank copies n of them.
+  bool per_block = kind == CollKind::kAllgather || kind == CollKind::kAllgatherv || kind == CollKind::kGather ||
+                   kind == CollKind::kGatherv;
+  return std::min(most, per_block ? kShmOneShotMoveMaxBytes / static_cast<size_t>(nranks) : kShmOneShotMoveMaxBytes);
+}
 
 }  // namespace xc::coll
