@@ -53,15 +53,9 @@ struct OneShot {
   // given, stands in for this rank's slot: its input, laid out as staged.
   // Reading our slot back after the peers read it misses (design.md).
   void reduce_slots(void *dst, size_t count, int m, size_t off, const char *own = nullptr) {
-    const char *srcs[64];
-    std::vector<const char *> many;
-    const char **p = srcs;
-    if (m > 64) {
-      many.resize(static_cast<size_t>(m));
-      p = many.data();
-    }
-    for (int j = 0; j < m; ++j) p[j] = own && j == r ? own : slot(j);
-    shm_reduce_ptrs(st, dst, count, d.dtype, d.op, m, avg(m), p, off);
+    ShmSources srcs(m);
+    for (int j = 0; j < m; ++j) srcs[j] = own && j == r ? own : slot(j);
+    shm_reduce_ptrs(st, dst, count, d.dtype, d.op, m, avg(m), srcs.data(), off);
   }
 
   // Ranks outnumber cores: small scan/exscan pass the prefix along

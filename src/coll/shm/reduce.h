@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <vector>
+#include <vector>
 
 #include "base/dtype.h"
 #include "coll/shm/state.h"
@@ -62,6 +63,26 @@ Status shm_reduce_chain(ShmState &st, void *out, size_t count, xc_dtype_t dtype,
   if (avg_n > 0) cpu::scale_avg(out, count, dtype, avg_n);
   return Status::Ok();
 }
+
+// The sources of one reduction, one pointer per rank: on the stack up to 64
+// ranks (no allocation on the small ops' path), beyond that in a vector.
+class ShmSources {
+ public:
+  explicit ShmSources(int m) {
+    if (m > kOnStack) {
+      many_.resize(static_cast<size_t>(m));
+      p_ = many_.data();
+    }
+  }
+  const char *&operator[](int j) { return p_[j]; }
+  const char *const *data() const { return p_; }
+
+ private:
+  static constexpr int kOnStack = 64;
+  const char *few_[kOnStack];
+  std::vector<const char *> many_;
+  const char **p_ = few_;
+};
 
 // Sources already in memory (one-shot slots): srcs[j] for j in [0, m).
 inline void shm_reduce_ptrs(ShmState &st, void *out, size_t count, xc_dtype_t dtype, xc_op_t op, int m, int avg_n,

@@ -56,13 +56,7 @@ Status shm_twoshot(CollContext &c, const CollDesc &d, bool may_single_copy) {
   auto piece_len = [&](int j, uint64_t k) { return shm_steps_chunk(blen[static_cast<size_t>(j)], piece, k); };
   // Where block j's piece of step k starts in the input and output (bytes).
   auto piece_at = [&](int j, uint64_t k) { return (boff[static_cast<size_t>(j)] + k * piece) * es; };
-  const char *srcs_small[64];
-  std::vector<const char *> srcs_many;
-  const char **srcs = srcs_small;
-  if (n > 64) {
-    srcs_many.resize(static_cast<size_t>(n));
-    srcs = srcs_many.data();
-  }
+  ShmSources srcs(n);
   return shm_run_pipeline(
       c, d, st, may_single_copy, steps,
       [&](uint64_t k, char *mine) {
@@ -86,7 +80,7 @@ Status shm_twoshot(CollContext &c, const CollDesc &d, bool may_single_copy) {
             for (int j = 0; j < n; ++j) srcs[j] = j == r ? own : staged(j) + at;
             // The owner's result goes to its stage for the peers and to its output.
             char *target = scatter ? out + k * piece * es : mine + at;
-            shm_reduce_ptrs(st, target, my_len, d.dtype, d.op, n, avg_n, srcs, 0);
+            shm_reduce_ptrs(st, target, my_len, d.dtype, d.op, n, avg_n, srcs.data(), 0);
             if (copy_out) cpu::copy_part(out + (own - in), target, my_len * es, stream_total);
           },
           copy_out));
