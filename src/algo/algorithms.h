@@ -73,8 +73,9 @@ Status alltoallv_pairwise(CollContext &c, const void *in, const size_t *scounts,
 
 // ---- reductions (elements of dtype) -------------------------------------------------------
 
-// In place on buf. allreduce() picks by size (for direct callers: it also
-// widens float16/bfloat16 and divides for AVG); the two below reduce only.
+// In place on buf. allreduce() is the point-to-point policy's choice run as
+// the dispatcher runs it (run_algorithm: float16/bfloat16 widened, AVG
+// divided), for direct callers; the two below reduce only.
 Status allreduce(CollContext &c, void *buf, size_t count, xc_dtype_t dtype, xc_op_t op);
 Status allreduce_recursive_doubling(CollContext &c, void *buf, size_t count, xc_dtype_t dtype, xc_op_t op);
 Status allreduce_ring(CollContext &c, void *buf, size_t count, xc_dtype_t dtype, xc_op_t op);

@@ -1,5 +1,5 @@
 #include "algo/algorithms.h"
-#include "algo/selector.h"
+#include "algo/collective.h"
 #include "base/dtype.h"
 #include "cpu/reduce.h"
 
@@ -78,21 +78,15 @@ Status allreduce_ring(CollContext &c, void *buf, size_t count, xc_dtype_t dtype,
 }
 
 Status allreduce(CollContext &c, void *buf, size_t count, xc_dtype_t dtype, xc_op_t op) {
-  if (c.size() == 1 || count == 0) return Status::Ok();
-  if (dtype == XC_FLOAT16 || dtype == XC_BFLOAT16) {
-    float *wide = reinterpret_cast<float *>(scratch(Scratch::kWideIn, count * sizeof(float)));
-    cpu::widen_to_float(buf, wide, count, dtype);
-    XC_TRY(allreduce(c, wide, count, XC_FLOAT32, op));
-    cpu::narrow_from_float(wide, buf, count, dtype);
-    return Status::Ok();
-  }
-  size_t bytes = count * dtype_size(dtype);
-  if (choose(CollKind::kAllreduce, bytes, c.size(), Locality{}, false) == Algo::kRing && count >= static_cast<size_t>(c.size()))
-    XC_TRY(allreduce_ring(c, buf, count, dtype, op));
-  else
-    XC_TRY(allreduce_recursive_doubling(c, buf, count, dtype, op));
-  if (op == XC_AVG) cpu::scale_avg(buf, count, dtype, c.size());
-  return Status::Ok();
+  CollDesc d;
+  d.kind = CollKind::kAllreduce;
+  d.in_place = true;
+  d.recvbuf = buf;
+  d.count = count;
+  d.dtype = dtype;
+  d.op = op;
+  Algo a = choose(CollKind::kAllreduce, selection_bytes(d, c.size()), c.size(), Locality{}, true);
+  return run_algorithm(c, d, a);
 }
 
 }  // namespace xc::algo
