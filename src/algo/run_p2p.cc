@@ -11,8 +11,6 @@ namespace xc::algo {
 
 namespace {
 
-bool is_half(xc_dtype_t d) { return d == XC_FLOAT16 || d == XC_BFLOAT16; }
-
 // Element counts/displacements → bytes, into per-thread arrays (no allocation
 // once they have grown).
 const size_t *to_bytes(const CountArray &v, size_t es, int which) {
@@ -59,7 +57,7 @@ Status reduce(CollContext &c, const CollDesc &d, ReduceFn fn) {
   // AVG divides by the number of inputs reduced: n, or the prefix length.
   int contributions = d.kind == CollKind::kScan ? r + 1 : d.kind == CollKind::kExscan ? r : n;
   const void *in = d.in_place ? d.recvbuf : d.sendbuf;
-  if (!is_half(d.dtype)) {
+  if (!dtype_is_half(d.dtype)) {
     XC_TRY(fn(c, d, in, d.recvbuf, d.dtype, counts));
     if (d.op == XC_AVG && has_out) cpu::scale_avg(d.recvbuf, out_count, d.dtype, contributions);
     return Status::Ok();

@@ -12,6 +12,8 @@ bool dtype_valid(xc_dtype_t dtype);
 size_t dtype_size(xc_dtype_t dtype);  // 0 when invalid
 const char *dtype_name(xc_dtype_t dtype);
 bool dtype_is_integer(xc_dtype_t dtype);
+// float16 or bfloat16: reduced through float32 and rounded once at the end.
+inline bool dtype_is_half(xc_dtype_t dtype) { return dtype == XC_FLOAT16 || dtype == XC_BFLOAT16; }
 
 bool op_valid(xc_op_t op);
 const char *op_name(xc_op_t op);

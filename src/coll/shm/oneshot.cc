@@ -65,7 +65,7 @@ struct OneShot {
   // or XC_AVG, whose direct reduction accumulates in float32 or divides
   // once: a relayed prefix would round at every rank.
   bool relays_prefix() const {
-    return st.oversubscribed && (inl || small) && !shm_is_half(d.dtype) && d.op != XC_AVG;
+    return st.oversubscribed && (inl || small) && !dtype_is_half(d.dtype) && d.op != XC_AVG;
   }
   Status relay_prefix();
   Status run();

@@ -14,8 +14,6 @@
 
 namespace xc::coll {
 
-inline bool shm_is_half(xc_dtype_t t) { return t == XC_FLOAT16 || t == XC_BFLOAT16; }
-
 // The float32 accumulator and operand of a float16/bfloat16 chain of count
 // elements (ShmState::scratch says why per thread).
 inline float *shm_half_scratch(size_t count) {
@@ -35,7 +33,7 @@ Status shm_reduce_chain(ShmState &st, void *out, size_t count, xc_dtype_t dtype,
   char *a = st.scratch.data();
   char *b = a + kShmCmaChunkBytes;
   const void *left = nullptr;
-  if (shm_is_half(dtype)) {
+  if (dtype_is_half(dtype)) {
     float *acc = shm_half_scratch(count), *tmp = acc + count;
     XC_TRY(fetch(0, a, &left));
     cpu::widen_to_float(left, acc, count, dtype);

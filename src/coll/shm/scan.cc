@@ -27,7 +27,7 @@
 namespace xc::coll {
 
 bool shm_scan_chain_applies(const CollDesc &d) {
-  return (d.kind == CollKind::kScan || d.kind == CollKind::kExscan) && !shm_is_half(d.dtype) && d.op != XC_AVG;
+  return (d.kind == CollKind::kScan || d.kind == CollKind::kExscan) && !dtype_is_half(d.dtype) && d.op != XC_AVG;
 }
 
 namespace {
