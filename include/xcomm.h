@@ -98,6 +98,8 @@ size_t xc_dtype_size(xc_dtype_t dtype);
 /* ---- opaque handles ------------------------------------------------------ */
 typedef struct xc_comm_s *xc_comm_t;
 typedef struct xc_request_s *xc_request_t;
+typedef struct xc_stream_s *xc_stream_t;  /* an ordered queue of device work (below) */
+typedef struct xc_buffer_s *xc_buffer_t;  /* a registered device buffer (below) */
 
 /* ---- configuration ------------------------------------------------------- */
 #define XC_CONFIG_VERSION 1
@@ -374,6 +376,75 @@ xc_result_t xc_mem_alloc(xc_comm_t comm, size_t bytes, void **ptr);
    xc_mem_alloc did not return (or that is freed already) is
    XC_ERR_INVALID_ARGUMENT and frees nothing. */
 xc_result_t xc_mem_free(xc_comm_t comm, void *ptr);
+
+/* ---- device memory and streams ---------------------------------------------
+   Every op takes host or device memory; the memory kind is found from each
+   pointer. Device memory is what the device layer allocated or maps: with
+   CUDA, cudaMalloc/cuMemAlloc/xc_mem_alloc_device memory; with the emulated
+   device (XC_DEVICE=emulated, a test facility: "device memory" is host memory
+   the library tags as device, see docs/device.md), xc_mem_alloc_device
+   memory. In a build without CUDA, or on a machine without a device, a
+   device pointer is XC_ERR_UNSUPPORTED with a message, never a crash; so is
+   an op that mixes host and device buffers, and device memory on a
+   communicator whose ranks are not all on this host.
+
+   Device-memory ops are stream-ordered, as in NCCL: the call checks its
+   arguments, enqueues the op on the stream bound to it (below) and returns;
+   the op runs after the work enqueued on that stream before it, and work
+   enqueued after it waits for it. An error found while it runs fails the
+   op, later ops on that stream, and is returned by xc_stream_synchronize and
+   xc_comm_get_async_error. Point-to-point on device memory pairs device
+   sends with device receives (host and device messages never match each
+   other); a send completes when its receiver has read it, so two ranks that
+   each send to the other before receiving on one stream must put both calls
+   in an xc_group_start/xc_group_end (as with NCCL). xc_recv on device
+   memory fills *status at enqueue with the peer, tag and capacity it was
+   given; xc_irecv and xc_wait give the matched source, tag and size.
+   Non-blocking forms (xc_i*) enqueue alike and return a request that
+   completes when the op has completed on the device. Host-memory ops keep
+   their semantics. Inside a group, the device ops of each stream are enqueued
+   at xc_group_end as one batch whose sends and receives progress together. */
+
+#define XC_BIND_COLLECTIVES (-1) /* xc_stream_bind target: the communicator's collectives */
+
+/* Make a stream on comm's device. *out is owned by the caller; release it
+   with xc_stream_destroy. A build or machine without a device:
+   XC_ERR_UNSUPPORTED. Thread safety: safe. */
+xc_result_t xc_stream_create(xc_comm_t comm, xc_stream_t *out);
+/* Wrap a stream the application owns (a cudaStream_t; NULL for the legacy
+   default stream). xcomm never destroys it; xc_stream_destroy releases only
+   the wrapper, and the CUDA stream must outlive it. On the emulated device
+   any value names an emulated stream of that value. */
+xc_result_t xc_stream_wrap(xc_comm_t comm, void *cuda_stream, xc_stream_t *out);
+/* Wait (under the communicator's deadline) for the work xcomm enqueued on the
+   stream, unbind it from every communicator, and release it. NULL is a no-op.
+   Returns the stream's first error, if any. */
+xc_result_t xc_stream_destroy(xc_stream_t stream);
+/* Block until every op xcomm enqueued on the stream has completed, under the
+   deadline of the communicators it serves. Returns the first error of those
+   ops (and clears it), XC_SUCCESS when all went well. */
+xc_result_t xc_stream_synchronize(xc_stream_t stream);
+/* Route comm's device-memory ops to stream: its collectives (target
+   XC_BIND_COLLECTIVES) or its point-to-point ops with peer rank target.
+   Ops on different streams run concurrently, with no new communicator and no
+   new connection. stream NULL unbinds (back to comm's default stream).
+   Local; binding changes only ops enqueued afterwards. A stream may be bound
+   on several communicators and for several targets. */
+xc_result_t xc_stream_bind(xc_comm_t comm, xc_stream_t stream, int target);
+
+/* Allocate device memory on comm's device that peers on this host can map
+   (IPC-capable, like ncclMemAlloc); free it with xc_mem_free. Local, thread
+   safe. bytes 0: *ptr = NULL. Without a device: XC_ERR_UNSUPPORTED. */
+xc_result_t xc_mem_alloc_device(xc_comm_t comm, size_t bytes, void **ptr);
+
+/* Register a device buffer used again and again: its IPC handle is made once
+   here, and peers that read it open it on first use and keep it open until
+   it is deregistered. Local, not collective; the buffer must stay allocated
+   until xc_buffer_deregister. ptr must be device memory (else
+   XC_ERR_INVALID_ARGUMENT). */
+xc_result_t xc_buffer_register(xc_comm_t comm, void *ptr, size_t bytes, xc_buffer_t *out);
+/* Release a registration (not the memory). NULL is a no-op. */
+xc_result_t xc_buffer_deregister(xc_buffer_t buf);
 
 #ifdef __cplusplus
 }
