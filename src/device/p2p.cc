@@ -30,9 +30,9 @@ Status unmatched(const CommView &c, const P2pOp &op) {
   std::string peer = op.peer < 0 ? "any rank" : "rank " + std::to_string(op.peer);
   std::string tag = op.tag < 0 ? "any tag" : "tag " + std::to_string(op.tag);
   return Error(XC_ERR_TIMEOUT,
-               "device %s %s%s (%s): no matching device %s within %llu ms on communicator %s (device messages match "
+               "device %s %s (%s): no matching device %s within %llu ms on communicator %s (device messages match "
                "device messages only; ranks that send to each other before receiving need xc_group_start/end)",
-               op.send ? "send to" : "receive from", peer.c_str(), "", tag.c_str(), op.send ? "receive" : "send",
+               op.send ? "send to" : "receive from", peer.c_str(), tag.c_str(), op.send ? "receive" : "send",
                static_cast<unsigned long long>(c.timeout_ms), c.name.c_str());
 }
 
