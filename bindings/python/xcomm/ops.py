@@ -1,0 +1,170 @@
+"""What every op of Comm shares: resolving buffers, device results, and
+running the C call on the right stream.
+
+An op on device memory is enqueued on a stream: the call's `stream=` (an
+xcomm.Stream), else the stream bound to the communicator for it
+(Comm.bind_stream), else the communicator's default stream. The C API picks
+the stream through bindings only (xc_stream_bind), so `stream=` binds it for
+the op's target (XC_BIND_COLLECTIVES, or the peer ranks of a send or
+receive), makes the call, and puts the previous binding back, under a lock of
+the communicator that every device op and bind_stream of it takes: ops from
+other threads never see the temporary binding.
+"""
+
+import threading
+
+from . import groups as _group
+from ._ffi import ffi, lib
+from .buffers import input_buffer, is_device_object, output_buffer
+from .device import DeviceArray
+from .errors import check, error_for
+from .request import Request
+from .stream import BIND_COLLECTIVES, Stream
+
+
+class _Call:
+    """A prepared C call: its arguments (without the request), what the
+    method returns, what the library uses until the op completes, and the
+    stream binding targets it runs under (BIND_COLLECTIVES, or peer ranks)."""
+
+    __slots__ = ("args", "result", "keep", "targets")
+
+    def __init__(self, args, result, keep, targets=(BIND_COLLECTIVES,)):
+        self.args, self.result, self.keep, self.targets = args, result, keep, targets
+
+    @property
+    def device(self):
+        return any(getattr(b, "is_device", False) for b in self.keep or ())
+
+
+_local = threading.local()  # .stream: the stream of the op being prepared on this thread
+
+
+class OpBase:
+    """Mixin: needs self._h(), self._device_lock, self._bound and
+    self._device_state (see Comm)."""
+
+    # ---- buffers ------------------------------------------------------------------
+
+    def _dlpack_stream(self):
+        """The stream handle a DLPack producer on the device orders its work
+        before: the op's wrapped CUDA stream, else None (the legacy default
+        stream, as the DLPack protocol assumes for None)."""
+        stream = getattr(_local, "stream", None) or self._bound.get(BIND_COLLECTIVES)
+        native = getattr(stream, "native", None)
+        if native is None:
+            return None
+        return native if native else 1  # DLPack: 1 is the legacy default stream (0 is not allowed)
+
+    def _device_probe(self):
+        """(rc, message): whether this communicator has a device.
+        xc_mem_alloc_device of 0 bytes asks (NULL with a device,
+        XC_ERR_UNSUPPORTED without); asked once."""
+        state = self._device_state
+        if state is None:
+            out = ffi.new("void **")
+            try:
+                rc = lib.xc_mem_alloc_device(self._h(), 0, out)
+            except AttributeError:  # a libxcomm older than the device API
+                rc, message = lib.XC_ERR_UNSUPPORTED, "this libxcomm has no device API (no xc_mem_alloc_device)"
+            else:
+                message = error_for(rc).message if rc < 0 else ""
+                if rc == 0 and out[0] != ffi.NULL:
+                    lib.xc_mem_free(self._h(), out[0])
+            state = self._device_state = (rc, message)
+        return state
+
+    @property
+    def has_device(self):
+        """True when this communicator's ops take device memory (a CUDA device,
+        or the emulated one), False for host memory only."""
+        return self._device_probe()[0] == 0
+
+    def _device_ok(self, obj, what):
+        """Refuse device memory on a communicator without a device here, in
+        Python (before a DLPack capsule is taken): a library without a device
+        cannot tell a device pointer from a host one."""
+        rc, message = self._device_probe()
+        if rc < 0:
+            raise error_for(rc, "%s: device memory (%s) on a communicator without a device: %s"
+                            % (what, type(obj).__name__, message))
+
+    def _input(self, obj, what):
+        if is_device_object(obj):
+            self._device_ok(obj, what)
+        return input_buffer(obj, what, self._dlpack_stream())
+
+    def _output(self, obj, what):
+        if is_device_object(obj):
+            self._device_ok(obj, what)
+        return output_buffer(obj, what, self._dlpack_stream())
+
+    def _new_like(self, buf, shape):
+        """A new result shaped shape, in the memory kind of buf."""
+        return buf.new_like(shape, self)
+
+    def _new_array(self, count, dtype, device):
+        """A new 1-D receive array: a DeviceArray on this communicator's device
+        when device is true, else NumPy."""
+        import numpy as np
+
+        if device:
+            return DeviceArray.empty(self, (int(count),), dtype)
+        return np.empty(int(count), dtype=dtype)
+
+    # ---- running ---------------------------------------------------------------------
+
+    def _prepare(self, prep, stream):
+        if stream is not None and not isinstance(stream, Stream):
+            raise TypeError("stream= takes an xcomm.Stream (wrap a CUDA stream with xcomm.Stream.wrap(comm, s)), "
+                            "not %s" % type(stream).__name__)
+        _local.stream = stream
+        try:
+            return prep()
+        finally:
+            _local.stream = None
+
+    def _call(self, fn, args, call, stream):
+        """fn(*args) on the op's stream; raises its error. Host ops (and
+        device ops without stream=) are called as they are."""
+        if not call.device:
+            return check(fn(*args))
+        with self._device_lock:
+            if stream is None:
+                return check(fn(*args))
+            for t in call.targets:
+                if t < 0 and t != BIND_COLLECTIVES:
+                    raise ValueError("stream= on a device receive needs a source rank, not xcomm.ANY_SOURCE "
+                                     "(bind a stream per peer with bind_stream instead)")
+            h = self._h()
+            saved = []
+            try:
+                for t in dict.fromkeys(call.targets):
+                    check(lib.xc_stream_bind(h, stream._h(), t))
+                    saved.append(t)
+                rc = fn(*args)
+                err = error_for(rc) if rc < 0 else None  # read xc_last_error before the binds below
+            finally:
+                for t in reversed(saved):
+                    prev = self._bound.get(t)
+                    lib.xc_stream_bind(h, prev._h() if prev is not None else ffi.NULL, t)
+            if err is not None:
+                raise err
+            return rc
+
+    def _run(self, fn, prep, stream=None):
+        """Prepare and run a blocking op; return its result. Device ops have
+        only been enqueued when this returns."""
+        call = self._prepare(prep, stream)
+        self._call(fn, call.args, call, stream)
+        _group.hold(call.keep)  # inside a group the op has only started
+        return call.result
+
+    def _start(self, fn, prep, stream=None):
+        """Prepare and start a non-blocking op; return its Request."""
+        call = self._prepare(prep, stream)
+        req = Request(keep=call.keep, data=call.result)
+        self._call(fn, call.args + (req._req,), call, stream)
+        return req
+
+
