@@ -25,7 +25,8 @@ from .stream import BIND_COLLECTIVES, Stream
 class _Call:
     """A prepared C call: its arguments (without the request), what the
     method returns, what the library uses until the op completes, and the
-    stream binding targets it runs under (BIND_COLLECTIVES, or peer ranks)."""
+    stream binding targets it runs under (BIND_COLLECTIVES, or peer ranks;
+    None for a receive from ANY_SOURCE)."""
 
     __slots__ = ("args", "result", "keep", "targets")
 
@@ -132,10 +133,9 @@ class OpBase:
         with self._device_lock:
             if stream is None:
                 return check(fn(*args))
-            for t in call.targets:
-                if t < 0 and t != BIND_COLLECTIVES:
-                    raise ValueError("stream= on a device receive needs a source rank, not xcomm.ANY_SOURCE "
-                                     "(bind a stream per peer with bind_stream instead)")
+            if None in call.targets:
+                raise ValueError("stream= on a device receive needs a source rank, not xcomm.ANY_SOURCE "
+                                 "(bind a stream to each peer with Comm.bind_stream instead)")
             h = self._h()
             saved = []
             try:

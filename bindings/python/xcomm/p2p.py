@@ -23,10 +23,10 @@ ANY_TAG = DEFINES["XC_ANY_TAG"]
 TAG_MAX = DEFINES["XC_TAG_MAX"]
 
 
-def _check_peer_stream(stream, peer, what):
-    if stream is not None and peer < 0:
-        raise ValueError("%s: stream= needs a source rank, not xcomm.ANY_SOURCE (bind a stream to each peer "
-                         "with Comm.bind_stream instead)" % what)
+def _peer(source):
+    """The stream binding target of a receive: its source rank, None for
+    ANY_SOURCE (which no binding names)."""
+    return None if source == ANY_SOURCE else source
 
 
 def _new_status():
@@ -87,12 +87,10 @@ class PointToPoint(OpBase):
         elements of dtype; device=True: a new xcomm.DeviceArray). Returns the
         Status; .data is the buffer. A larger message raises
         xcomm.TruncatedError and leaves buf untouched."""
-        _check_peer_stream(stream, source, "recv")
-
         def prep():
             b, data = self._recv_buffer(buf, count, dtype, device, "receive buffer")
             st = _new_status()
-            return _Call((b.ptr, b.count, b.dtype, source, tag, self._h(), st), (st, data), (b,), (source,))
+            return _Call((b.ptr, b.count, b.dtype, source, tag, self._h(), st), (st, data), (b,), (_peer(source),))
         call = self._prepare(prep, stream)
         st, data = call.result
         try:
@@ -106,8 +104,6 @@ class PointToPoint(OpBase):
         in a ring). recvbuf=None receives into a new array shaped like
         sendbuf (in the same memory kind). Both buffers have the same dtype.
         Returns the receive Status."""
-        _check_peer_stream(stream, source, "sendrecv")
-
         def prep():
             s = self._input(sendbuf, "send buffer")
             if recvbuf is None:
@@ -120,7 +116,7 @@ class PointToPoint(OpBase):
                                 % (s.dtype.name.lower(), r.dtype.name.lower()))
             st = _new_status()
             return _Call((s.ptr, s.count, dest, sendtag, r.ptr, r.count, source, recvtag, s.dtype, self._h(), st),
-                         (st, data), (s, r), (dest, source))
+                         (st, data), (s, r), (dest, _peer(source)))
         call = self._prepare(prep, stream)
         st, data = call.result
         try:
@@ -140,10 +136,8 @@ class PointToPoint(OpBase):
     def irecv(self, buf=None, source=ANY_SOURCE, tag=ANY_TAG, *, count=None, dtype=None, device=False, stream=None):
         """Start receiving into buf (or a new array, as recv); returns a
         Request whose .data is the buffer."""
-        _check_peer_stream(stream, source, "irecv")
-
         def prep():
             b, data = self._recv_buffer(buf, count, dtype, device, "receive buffer")
-            return _Call((b.ptr, b.count, b.dtype, source, tag, self._h()), data, (b,), (source,))
+            return _Call((b.ptr, b.count, b.dtype, source, tag, self._h()), data, (b,), (_peer(source),))
         return self._start(lib.xc_irecv, prep, stream)
 
