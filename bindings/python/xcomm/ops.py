@@ -9,6 +9,12 @@ the op's target (XC_BIND_COLLECTIVES, or the peer ranks of a send or
 receive), makes the call, and puts the previous binding back, under a lock of
 the communicator that every device op and bind_stream of it takes: ops from
 other threads never see the temporary binding.
+
+Inside xcomm.group() the library enqueues device collectives when they are
+called, but device sends and receives at the group's end, on the streams
+bound then. So a send or receive with stream= in a group keeps its peer's
+binding until the outermost group ends, and then puts the previous one back;
+two of them with one peer in one group must name the same stream.
 """
 
 import threading
@@ -125,6 +131,36 @@ class OpBase:
         finally:
             _local.stream = None
 
+    def _restore_binding(self, target):
+        """Put back the binding bind_stream made for target (or none)."""
+        h = self._handle
+        if h is not None:
+            prev = self._bound.get(target)
+            lib.xc_stream_bind(h, prev._h() if prev is not None and not prev.destroyed else ffi.NULL, target)
+
+    def _group_bind(self, stream, targets):
+        """Bind stream for the peers of a send or receive inside a group until
+        the outermost group ends (see the module's doc)."""
+        held = getattr(_local, "group_binds", None)
+        if held is None:
+            held = _local.group_binds = {}
+        for t in targets:
+            other = held.get((id(self), t))
+            if other is not None and other[0] is not stream:
+                raise ValueError("in one xcomm.group(), device sends and receives with rank %d take one stream: "
+                                 "the library enqueues them at the group's end, on one stream per peer" % t)
+        for t in dict.fromkeys(targets):
+            if (id(self), t) in held:
+                continue
+            check(lib.xc_stream_bind(self._h(), stream._h(), t))
+            held[(id(self), t)] = (stream, self)
+
+            def restore(comm=self, target=t):
+                _local.group_binds.pop((id(comm), target), None)
+                with comm._device_lock:
+                    comm._restore_binding(target)
+            _group.after_end(restore)
+
     def _call(self, fn, args, call, stream):
         """fn(*args) on the op's stream; raises its error. Host ops (and
         device ops without stream=) are called as they are."""
@@ -136,6 +172,9 @@ class OpBase:
             if None in call.targets:
                 raise ValueError("stream= on a device receive needs a source rank, not xcomm.ANY_SOURCE "
                                  "(bind a stream to each peer with Comm.bind_stream instead)")
+            if _group.in_group() and BIND_COLLECTIVES not in call.targets:
+                self._group_bind(stream, call.targets)
+                return check(fn(*args))
             h = self._h()
             saved = []
             try:
@@ -146,8 +185,7 @@ class OpBase:
                 err = error_for(rc) if rc < 0 else None  # read xc_last_error before the binds below
             finally:
                 for t in reversed(saved):
-                    prev = self._bound.get(t)
-                    lib.xc_stream_bind(h, prev._h() if prev is not None else ffi.NULL, t)
+                    self._restore_binding(t)
             if err is not None:
                 raise err
             return rc

@@ -12,7 +12,9 @@ without CuPy). In the other binding runs (no device) every test here is
 skipped; with XC_DEVICE=emulated a communicator without a device fails.
 
 Device ops are stream-ordered: results are read after the stream is
-synchronised, or after a Request of a later op on the same stream completed.
+synchronised (the communicator's default stream is the one
+Stream.wrap(comm, None) names), or after a Request of a later op on the same
+stream completed.
 """
 
 import os
@@ -248,7 +250,7 @@ def test_allreduce_default_stream(comm, rank, size):
     """No stream anywhere: the communicator's default stream. A Request
     completes when its op has run on the device, and the default stream runs
     its ops in order, so once the later iallreduce is done the blocking one
-    is too."""
+    is too; Stream.wrap(comm, None) names that stream."""
     arrays = everyone("allreduce-default", size)
     x = to_device(comm, arrays[rank])
     y = xcomm.DeviceArray.empty(comm, x.shape, x.dtype)
@@ -258,6 +260,10 @@ def test_allreduce_default_stream(comm, rank, size):
     req.wait()
     np.testing.assert_array_equal(to_host(y), np.add.reduce(arrays))
     np.testing.assert_array_equal(to_host(req.data), np.minimum.reduce(arrays))
+    z = comm.allreduce(x, op="max")
+    with xcomm.Stream.wrap(comm, None) as default:
+        default.synchronize()
+    np.testing.assert_array_equal(to_host(z), np.maximum.reduce(arrays))
 
 
 def test_iallreduce_with_stream(comm, rank, size):
@@ -280,7 +286,8 @@ def test_broadcast(comm, rank, size, with_stream):
             s.synchronize()
         else:
             result = comm.broadcast(buf, root=root)
-            comm.iallreduce(to_device(comm, np.zeros(1))).wait()  # the default stream is past the broadcast
+            with xcomm.Stream.wrap(comm, None) as default:  # the communicator's default stream
+                default.synchronize()
         assert result is buf
         np.testing.assert_array_equal(to_host(buf), values)
 
@@ -356,9 +363,8 @@ def test_send_recv_ring(comm, rank, size, with_stream):
         if with_stream:
             s.synchronize()
         else:
-            req = comm.irecv(xcomm.DeviceArray.empty(comm, (1,), np.float64), left, tag=6)
-            comm.isend(to_device(comm, np.zeros(1)), right, tag=6).wait()
-            req.wait()  # the default stream ran the ring before this pair
+            with xcomm.Stream.wrap(comm, None) as default:  # the communicator's default stream
+                default.synchronize()
         assert status.data is dst
         np.testing.assert_array_equal(to_host(dst), data("ring", left, 23))
 
@@ -369,7 +375,8 @@ def test_send_recv_one_way_bound_per_peer(comm, rank, size, needs_peers):
     values = data("one-way", 0, 11, "int32")
     if rank == 0:
         comm.bind_stream(s, target=1)
-        comm.send(to_device(comm, values), 1, tag=3)
+        src = to_device(comm, values)  # kept until the stream ran the send: it reads src then
+        comm.send(src, 1, tag=3)
         s.synchronize()
     elif rank == 1:
         comm.bind_stream(s, target=0)
