@@ -12,8 +12,10 @@ Device ops are stream-ordered (as NCCL's): a call checks its arguments,
 enqueues the op and returns; it runs after the work enqueued on its stream
 before it. Which stream: the `stream=` of the call, else the stream bound to
 the communicator for the op (bind_stream: collectives, or point-to-point with
-one peer), else the communicator's default stream. Host-memory ops do not use
-streams (a `stream=` given with host buffers is not used).
+one peer), else the device's default stream (CUDA's legacy stream 0, which
+Stream.wrap(comm, None) names too: synchronize() on that waits for them).
+A receive from ANY_SOURCE always goes to the default stream. Host-memory ops
+do not use streams (a `stream=` given with host buffers is not used).
 
 A Stream is destroyed by destroy(), at the end of a `with` block, or by the
 garbage collector once nothing references it (a communicator it is bound to
@@ -87,7 +89,8 @@ class Stream:
     @classmethod
     def wrap(cls, comm, cuda_stream):
         """Wrap the application's CUDA stream (see stream_handle_of for what
-        is accepted; None or 0 is the legacy default stream). xcomm never
+        is accepted; None or 0 is the legacy default stream, where device ops
+        go when no stream is bound). xcomm never
         destroys the CUDA stream; this Stream keeps the object given alive.
         On the emulated device any value names an emulated stream of that value."""
         native = stream_handle_of(cuda_stream)
