@@ -98,7 +98,7 @@ class DeviceColl {
         return Error(XC_ERR_INVALID_USAGE, "ranks disagree on the device collective: rank %d runs %s, rank %d runs %s", j,
                      describe_signature(t.sig).c_str(), me_, describe_signature(sig).c_str());
       void *p = nullptr;
-      XC_TRY_CTX(reach(env_.dev(), t.in, &p), "mapping the input of rank " + std::to_string(j));
+      XC_TRY_CTX(reached_.reach(env_.dev(), t.in, &p), "mapping the input of rank " + std::to_string(j));
       peer_in_[static_cast<size_t>(j)] = p;
     }
     return Status::Ok();
@@ -107,7 +107,8 @@ class DeviceColl {
   // Tell every peer this rank no longer reads its memory (or why it failed),
   // and hear the same from each: then every buffer is the application's again.
   Status close(Status mine) {
-    if (mine.ok()) mine = env_.finish_work();
+    Status drained = env_.finish_work();  // also after a failure: mappings may close once we return
+    if (mine.ok()) mine = std::move(drained);
     int32_t my_code = mine.code();
     std::vector<int32_t> codes(static_cast<size_t>(n_), 0);
     Messages done(c_);
@@ -256,6 +257,7 @@ class DeviceColl {
   int n_, me_;
   size_t es_;
   Messages msgs_;
+  Reached reached_;
   std::vector<Info> mine_, theirs_;
   std::vector<const void *> peer_in_;
   void *temp_ = nullptr;

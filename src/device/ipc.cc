@@ -17,7 +17,27 @@ struct Registered {
 
 std::mutex g_mu;
 std::map<uintptr_t, Registered> g_registered;                   // by start address
-std::map<std::pair<int32_t, uint64_t>, void *> g_mapped;  // (owner pid, buffer id) → base here
+struct Mapped {
+  void *base;
+  gpu::Device *dev;
+  int users;          // ops holding it now
+  uint64_t last_use;  // g_uses when last reached
+};
+std::map<std::pair<int32_t, uint64_t>, Mapped> g_mapped;  // (owner pid, buffer id) → base here
+uint64_t g_uses = 0;
+
+// Close the least recently used mappings no op holds, down to the cap. Under g_mu.
+void trim_locked() {
+  while (g_mapped.size() > kMaxMapped) {
+    auto victim = g_mapped.end();
+    for (auto it = g_mapped.begin(); it != g_mapped.end(); ++it)
+      if (it->second.users == 0 && (victim == g_mapped.end() || it->second.last_use < victim->second.last_use))
+        victim = it;
+    if (victim == g_mapped.end()) return;  // every one is in use
+    (void)victim->second.dev->ipc_close(victim->second.base);
+    g_mapped.erase(victim);
+  }
+}
 
 }  // namespace
 
@@ -47,7 +67,16 @@ Status describe(gpu::Device *dev, const void *p, BufDesc *out) {
   return Status::Ok();
 }
 
-Status reach(gpu::Device *dev, const BufDesc &d, void **out) {
+Reached::~Reached() {
+  std::lock_guard<std::mutex> g(g_mu);
+  for (const auto &key : held_) {
+    auto it = g_mapped.find(key);
+    if (it != g_mapped.end()) --it->second.users;
+  }
+  trim_locked();
+}
+
+Status Reached::reach(gpu::Device *dev, const BufDesc &d, void **out) {
   if (!d.present) {
     *out = nullptr;
     return Status::Ok();
@@ -62,9 +91,12 @@ Status reach(gpu::Device *dev, const BufDesc &d, void **out) {
   if (it == g_mapped.end()) {
     void *base = nullptr;
     XC_TRY(dev->ipc_open(d.handle, d.pid, &base));
-    it = g_mapped.emplace(key, base).first;
+    it = g_mapped.emplace(key, Mapped{base, dev, 0, 0}).first;
   }
-  *out = static_cast<char *>(it->second) + d.offset;
+  ++it->second.users;
+  it->second.last_use = ++g_uses;
+  held_.push_back(key);
+  *out = static_cast<char *>(it->second.base) + d.offset;
   return Status::Ok();
 }
 

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "gpu/device.h"
@@ -25,11 +27,22 @@ struct BufDesc {
 // buffer (xc_buffer_register) is described without asking the device.
 Status describe(gpu::Device *dev, const void *p, BufDesc *out);
 
-// Where d lies in this process: its own address for our own buffers, else
-// the peer's allocation mapped (once; cached) plus the offset. The mapping
-// stays valid until xc_buffer_deregister of the exporter's registration or
-// the end of the process.
-Status reach(gpu::Device *dev, const BufDesc &d, void **out);
+// The peers' buffers one op reads, reached in this process: our own at
+// their address, a peer's through its allocation mapped here (once, then
+// cached) plus the offset. Mappings stay while an op holds them; beyond
+// kMaxMapped allocations the least recently used one no op holds is closed.
+class Reached {
+ public:
+  Reached() = default;
+  ~Reached();  // lets go of every mapping reach() handed out
+  Reached(const Reached &) = delete;
+  Reached &operator=(const Reached &) = delete;
+  Status reach(gpu::Device *dev, const BufDesc &d, void **out);
+
+ private:
+  std::vector<std::pair<int32_t, uint64_t>> held_;
+};
+constexpr size_t kMaxMapped = 256;
 
 // xc_buffer_register: describe [p, p + bytes) once and keep it.
 Status register_buffer(gpu::Device *dev, void *p, size_t bytes);

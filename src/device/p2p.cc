@@ -34,6 +34,7 @@ Status run_p2p(const CommView &c, std::vector<P2pOp> &ops, JobEnv &env) {
   std::vector<Request *> pending(n, nullptr);
   std::vector<Status> result(n);
   Messages msgs(c);
+  Reached reached;
   Status first;
   auto fail = [&](size_t i, Status st) {
     if (first.ok()) first = st;
@@ -81,7 +82,7 @@ Status run_p2p(const CommView &c, std::vector<P2pOp> &ops, JobEnv &env) {
                     static_cast<unsigned long long>(desc[i].bytes), sources[i], op.bytes));
     } else if (desc[i].bytes) {
       void *src = nullptr;
-      st = reach(env.dev(), desc[i].buf, &src);
+      st = reached.reach(env.dev(), desc[i].buf, &src);
       if (st.ok()) st = env.dev()->copy_async(op.buf, src, desc[i].bytes, env.work());
       if (!st.ok()) {
         ack.code = st.code();

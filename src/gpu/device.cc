@@ -42,6 +42,21 @@ Classifier classifier() {
   return c;
 }
 
+// The driver's "device" answers, remembered per thread by address: the
+// device buffers an application uses are few and used again and again.
+// Host answers are not kept: an address freed by the host may come back as
+// device memory (a new driver reservation), and treating it as host would
+// touch device memory from the CPU. The reverse mistake is only an error
+// (a host buffer refused, its IPC export fails), never a crash.
+bool cuda_cached(const void *p) {
+  static thread_local const void *cache[64] = {};
+  const void *&slot = cache[(reinterpret_cast<uintptr_t>(p) >> 8) & 63];
+  if (slot == p && p) return true;
+  bool device = cuda_pointer_is_device(p);
+  if (device) slot = p;
+  return device;
+}
+
 }  // namespace
 
 Device *device_get(int ordinal, Status *why) {
@@ -68,7 +83,7 @@ bool pointer_is_device(const void *p) {
   switch (classifier()) {
     case Classifier::kNone: return false;
     case Classifier::kEmulated: return emulated_is_device_pointer(p);
-    case Classifier::kCuda: return cuda_pointer_is_device(p);
+    case Classifier::kCuda: return cuda_cached(p);
   }
   return false;
 }

@@ -81,8 +81,9 @@ class Device {
 // The device this process uses (XC_DEVICE: auto, cuda, emulated, none),
 // made on first call; nullptr with the reason in *why when there is none.
 // ordinal: the device index the communicator's config asked for, or
-// negative for "local rank modulo the number of devices" (resolved by the
-// CUDA device). Thread safety: safe.
+// -1 - local rank for XC_DEVICE_AUTO (the CUDA device takes the local rank
+// modulo its device count). The first call decides the process's device.
+// Thread safety: safe.
 Device *device_get(int ordinal, Status *why);
 
 // Whether p is device memory as far as this process can tell, whether or
