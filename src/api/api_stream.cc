@@ -49,7 +49,7 @@ XC_EXPORT xc_result_t xc_stream_destroy(xc_stream_t stream) {
     Status st = check_stream(stream);
     if (!st.ok()) return finish("xc_stream_destroy", st);
     st = stream->stream->synchronize(xc::Deadline::AfterMs(stream->timeout_ms * 4 + 1000));
-    stream->stream->retire();
+    stream->stream->drop_handle();
     stream->stream.reset();  // the last communicator that had it bound lets it go
     stream->magic = kStreamFreed;  // the shell stays, so a stale handle is reported, not followed
     return finish("xc_stream_destroy", st);

@@ -91,9 +91,13 @@ class DeviceStream {
   // (cleared), or XC_ERR_TIMEOUT.
   Status synchronize(Deadline deadline);
   gpu::Device *device() const { return dev_; }
-  // xc_stream_destroy: communicators that still have it bound drop it at
-  // their next op (and use their default stream).
-  void retire() { retired_.store(true); }
+  // Handles (xc_stream_t) naming this stream: when the last one is
+  // destroyed the stream retires, and communicators that still have it
+  // bound drop it at their next op (and use their default stream).
+  void add_handle() { handles_.fetch_add(1); }
+  void drop_handle() {
+    if (handles_.fetch_sub(1) == 1) retired_.store(true);
+  }
   bool retired() const { return retired_.load(); }
 
  private:
@@ -124,6 +128,7 @@ class DeviceStream {
   Status first_error_;
   bool stop_ = false;
   std::atomic<bool> retired_{false};
+  std::atomic<int> handles_{0};
   std::thread thread_;
 };
 

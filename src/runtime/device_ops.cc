@@ -101,6 +101,7 @@ Status stream_make(xc_comm_s *comm, void *native, bool wrap, xc_stream_s **out) 
   if (!dev) return why;
   auto s = std::make_unique<xc_stream_s>();
   XC_TRY(device::DeviceStream::make(dev, native, wrap, &s->stream));
+  s->stream->add_handle();
   s->timeout_ms = comm->timeout_ms;
   *out = s.release();
   return Status::Ok();
