@@ -389,21 +389,25 @@ xc_result_t xc_mem_free(xc_comm_t comm, void *ptr);
    communicator whose ranks are not all on this host.
 
    Device-memory ops are stream-ordered, as in NCCL: the call checks its
-   arguments, enqueues the op on the stream bound to it (below) and returns;
-   the op runs after the work enqueued on that stream before it, and work
-   enqueued after it waits for it. An error found while it runs fails the
-   op, later ops on that stream, and is returned by xc_stream_synchronize and
-   xc_comm_get_async_error. Point-to-point on device memory pairs device
-   sends with device receives (host and device messages never match each
-   other); a send completes when its receiver has read it, so two ranks that
-   each send to the other before receiving on one stream must put both calls
-   in an xc_group_start/xc_group_end (as with NCCL). xc_recv on device
-   memory fills *status at enqueue with the peer, tag and capacity it was
-   given; xc_irecv and xc_wait give the matched source, tag and size.
-   Non-blocking forms (xc_i*) enqueue alike and return a request that
-   completes when the op has completed on the device. Host-memory ops keep
-   their semantics. Inside a group, the device ops of each stream are enqueued
-   at xc_group_end as one batch whose sends and receives progress together. */
+   arguments, enqueues the op on the stream bound to it (xc_stream_bind; if
+   none, the device's default stream: CUDA's legacy stream 0, which
+   xc_stream_wrap(comm, NULL) also names) and returns; the op runs after
+   the work enqueued on that stream before it, and work enqueued after it
+   waits for it. An error found while it runs fails that op; the stream's
+   xc_stream_synchronize returns it, as does xc_comm_get_async_error.
+   Point-to-point on device memory pairs device sends with device receives
+   (host and device messages never match each other, so a mismatched pair
+   fails at the deadline); a send completes when its receiver has read it,
+   so two ranks that each send to the other before receiving on one stream
+   must put both calls in an xc_group_start/xc_group_end (as with NCCL);
+   xc_sendrecv does that by itself. An XC_ANY_SOURCE receive goes to the
+   default stream. xc_recv on device memory fills *status at enqueue with
+   the peer, tag and capacity it was given; xc_irecv and xc_wait give the
+   matched source, tag and size. Non-blocking forms (xc_i*) enqueue alike
+   and return a request that completes when the op has completed. Inside a
+   group, device collectives are enqueued when called, and the device
+   point-to-point ops at xc_group_end, as one batch per stream whose sends
+   and receives progress together. Host-memory ops keep their semantics. */
 
 #define XC_BIND_COLLECTIVES (-1) /* xc_stream_bind target: the communicator's collectives */
 

@@ -7,6 +7,7 @@
 #include "api/coll_submit.h"
 #include "base/dtype.h"
 #include "coll/desc.h"
+#include "runtime/device_ops.h"
 
 using xc::CollDesc;
 using xc::CollKind;
@@ -110,9 +111,50 @@ CollDesc describe(CollKind kind, const void *sendbuf, void *recvbuf, size_t coun
   return d;
 }
 
-// Validation result + description → run now (req NULL) or start.
+// The buffers this rank's part of the op touches (root-only arguments
+// elsewhere may be anything), for telling host from device memory.
+size_t used_buffers(const CollDesc &d, int rank, const void **out) {
+  bool root = rank == d.root;
+  size_t n = 0;
+  auto add = [&](const void *p) { out[n++] = p; };
+  switch (d.kind) {
+    case CollKind::kBarrier: break;
+    case CollKind::kBroadcast: add(d.recvbuf); break;
+    case CollKind::kReduce:
+    case CollKind::kGather:
+    case CollKind::kGatherv:
+      add(d.sendbuf);
+      if (root) add(d.recvbuf);
+      break;
+    case CollKind::kScatter:
+    case CollKind::kScatterv:
+      if (root) add(d.sendbuf);
+      add(d.recvbuf);
+      break;
+    default:
+      add(d.sendbuf);
+      add(d.recvbuf);
+  }
+  return n;
+}
+
+// Validation result + description → run now (req NULL) or start; device
+// memory is enqueued on its stream instead.
 xc_result_t submit(const char *fn, Status st, xc_comm_t comm, CollDesc &&d, xc_request_t *req, bool nonblocking) {
   if (st.ok() && nonblocking && !req) st = Error(XC_ERR_INVALID_ARGUMENT, "req is NULL");
+  if (!st.ok()) return finish(fn, st);
+  const void *bufs[2];
+  size_t n = used_buffers(d, comm->rank, bufs);
+  if (xc::any_device(bufs, n, &st)) {
+    if (!st.ok()) return finish(fn, st);
+    d.memory = xc::MemKind::kDevice;
+    std::shared_ptr<xc::device::OpOutcome> outcome;
+    if (nonblocking) outcome = std::make_shared<xc::device::OpOutcome>();
+    st = xc::device_collective(comm, std::move(d), outcome, fn);
+    if (!st.ok()) return finish(fn, st);
+    if (nonblocking) *req = xc::api::device_request(fn, comm, -1, std::move(outcome));
+    return xc::api::ok();
+  }
   if (!st.ok()) return finish(fn, st);
   return xc::api::coll_submit(fn, comm, std::move(d), nonblocking ? req : nullptr);
 }

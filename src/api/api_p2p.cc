@@ -4,6 +4,7 @@
 #include "api/api_support.h"
 #include "api/group.h"
 #include "base/dtype.h"
+#include "runtime/device_ops.h"
 
 using xc::Error;
 using xc::Status;
@@ -37,6 +38,34 @@ void fill_request(xc::Request &req, const void *buf, size_t bytes, int peer, int
   req.bytes = bytes;
 }
 
+// Device memory goes the stream-ordered way (runtime/device_ops.h). True
+// when buf is device memory; a failure to tell (none here) lands in *why.
+bool on_device(const void *buf, size_t bytes, Status *why) { return bytes > 0 && xc::any_device(&buf, 1, why); }
+
+xc::device::P2pOp device_op(Dir dir, const void *buf, size_t bytes, int peer, int tag,
+                            std::shared_ptr<xc::device::OpOutcome> outcome) {
+  xc::device::P2pOp op;
+  op.send = dir == Dir::kSend;
+  op.buf = const_cast<void *>(buf);
+  op.bytes = bytes;
+  op.peer = peer == XC_ANY_SOURCE ? -1 : peer;
+  op.tag = tag == XC_ANY_TAG ? -1 : tag;
+  op.outcome = std::move(outcome);
+  return op;
+}
+
+// Enqueue device ops now, or at xc_group_end inside a group.
+Status device_enqueue(xc_comm_t comm, std::vector<xc::device::P2pOp> ops, const char *fn) {
+  if (!xc::api::in_group()) return xc::device_p2p(comm, std::move(ops), fn);
+  for (auto &op : ops) xc::api::group_add_device_p2p(comm, std::move(op));
+  return Status::Ok();
+}
+
+// What a stream-ordered receive's status can say at enqueue.
+void enqueued_status(int peer, int tag, size_t bytes, xc_status_t *status) {
+  if (status) *status = xc_status_t{peer, tag, XC_SUCCESS, 0, bytes};
+}
+
 // A heap request, posted. Validated by the caller.
 xc_request_s *post(const char *fn, Dir dir, const void *buf, size_t bytes, int peer, int tag, xc_comm_t comm) {
   xc_request_s *r = xc::api::request_alloc();
@@ -60,6 +89,13 @@ xc_result_t start(const char *fn, Dir dir, const void *buf, size_t count, xc_dty
   size_t bytes = 0;
   Status st = check_p2p(buf, count, dtype, peer, tag, comm, dir, &bytes);
   if (!st.ok()) return finish(fn, st);
+  if (on_device(buf, bytes, &st)) {
+    auto outcome = std::make_shared<xc::device::OpOutcome>();
+    st = device_enqueue(comm, {device_op(dir, buf, bytes, peer, tag, outcome)}, fn);
+    if (!st.ok()) return finish(fn, st);
+    *out = xc::api::device_request(fn, comm, peer, std::move(outcome));
+    return xc::api::ok();
+  }
   xc_request_s *r = post(fn, dir, buf, bytes, peer, tag, comm);
   if (xc::api::in_group()) xc::api::group_add_p2p(r, nullptr, false);
   *out = r;
@@ -85,6 +121,11 @@ xc_result_t blocking(const char *fn, Dir dir, const void *buf, size_t count, xc_
   size_t bytes = 0;
   Status st = check_p2p(buf, count, dtype, peer, tag, comm, dir, &bytes);
   if (!st.ok()) return finish(fn, st);
+  if (on_device(buf, bytes, &st)) {
+    st = device_enqueue(comm, {device_op(dir, buf, bytes, peer, tag, nullptr)}, fn);
+    if (st.ok()) enqueued_status(peer, tag, bytes, status);
+    return finish(fn, st);
+  }
   if (xc::api::in_group()) {  // post only; the status is filled at xc_group_end
     xc::api::group_add_p2p(post(fn, dir, buf, bytes, peer, tag, comm), status, true);
     return xc::api::ok();
@@ -124,6 +165,17 @@ XC_EXPORT xc_result_t xc_sendrecv(const void *sendbuf, size_t sendcount, int des
     Status st = check_p2p(sendbuf, sendcount, dtype, dest, sendtag, comm, Dir::kSend, &sbytes);
     if (st.ok()) st = check_p2p(recvbuf, recvcount, dtype, source, recvtag, comm, Dir::kRecv, &rbytes);
     if (!st.ok()) return finish("xc_sendrecv", st);
+    const void *bufs[2] = {sbytes ? sendbuf : nullptr, rbytes ? recvbuf : nullptr};
+    bool device = xc::any_device(bufs, 2, &st);
+    if (!st.ok()) return finish("xc_sendrecv", st);
+    if (device) {  // one batch: the two progress together
+      st = device_enqueue(comm,
+                          {device_op(Dir::kRecv, recvbuf, rbytes, source, recvtag, nullptr),
+                           device_op(Dir::kSend, sendbuf, sbytes, dest, sendtag, nullptr)},
+                          "xc_sendrecv");
+      if (st.ok()) enqueued_status(source, recvtag, rbytes, status);
+      return finish("xc_sendrecv", st);
+    }
     if (xc::api::in_group()) {
       xc::api::group_add_p2p(post("xc_sendrecv: receive", Dir::kRecv, recvbuf, rbytes, source, recvtag, comm), status, true);
       xc::api::group_add_p2p(post("xc_sendrecv: send", Dir::kSend, sendbuf, sbytes, dest, sendtag, comm), nullptr, true);
@@ -181,7 +233,7 @@ XC_EXPORT xc_result_t xc_test(xc_request_t *req, int *done, xc_status_t *status)
     if (st.ok()) st = no_wait_in_group();
     if (!st.ok()) return finish("xc_test", st);
     xc_request_s *r = *req;
-    bool complete = r->kind == xc_request_s::Kind::kCollective ? r->coll->done() : r->fabric->engine().test(&r->req);
+    bool complete = xc::api::request_done(r);
     if (!complete) {
       *done = 0;
       return xc::api::ok();

@@ -53,6 +53,7 @@ xc_request_s *request_alloc() {
 
 void request_free(xc_request_s *r) {
   r->coll.reset();
+  r->device.reset();
   r->fabric.reset();
   r->rank_of_fabric.reset();
   r->req.members.reset();
@@ -98,9 +99,36 @@ Status explain_p2p(const Request &req, const char *op, int peer, int tag, uint64
                                               : "no matching message arrived");
 }
 
+xc_request_s *device_request(const char *op, xc_comm_t comm, int peer, std::shared_ptr<device::OpOutcome> outcome) {
+  xc_request_s *r = request_alloc();
+  r->kind = xc_request_s::Kind::kDevice;
+  r->device = std::move(outcome);
+  r->op = op;
+  r->peer = peer;
+  r->comm_name = comm->name;
+  r->timeout_ms = comm->timeout_ms;
+  return r;
+}
+
+bool request_done(xc_request_s *r) {
+  switch (r->kind) {
+    case xc_request_s::Kind::kCollective: return r->coll->done();
+    case xc_request_s::Kind::kDevice: return r->device->done();
+    default: return r->fabric->engine().test(&r->req);
+  }
+}
+
 Status request_wait(xc_request_s *r, xc_status_t *status) {
   Status st;
-  if (r->kind == xc_request_s::Kind::kCollective) {
+  if (r->kind == xc_request_s::Kind::kDevice) {
+    // The op finishes within its own deadline once its stream reaches it;
+    // this bound also covers a few ops queued ahead of it.
+    st = r->device->wait(Deadline::AfterMs(r->timeout_ms * 4 + 1000));
+    if (status) {
+      *status = xc_status_t{r->device->source(), r->device->tag(), st.code(), 0, r->device->bytes()};
+    }
+    if (!st.ok()) st = std::move(st.with_context(r->op));
+  } else if (r->kind == xc_request_s::Kind::kCollective) {
     st = r->coll->wait();
     fill_coll_status(st, status);
   } else {

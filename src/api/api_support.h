@@ -10,18 +10,21 @@
 #include "p2p/request.h"
 #include "runtime/coll_task.h"
 #include "runtime/comm.h"
+#include "device/stream.h"
 #include "xcomm.h"
 
 // Marks an entry point of the ABI; everything else stays hidden.
 #define XC_EXPORT extern "C" __attribute__((visibility("default")))
 
 // The body behind xc_request_t: a point-to-point request the engine tracks,
-// or a started collective (the shared CollTask its worker completes).
+// a started collective (the shared CollTask its worker completes), or a
+// device op (the outcome its stream's thread finishes).
 struct xc_request_s {
-  enum class Kind : uint8_t { kP2p, kCollective };
+  enum class Kind : uint8_t { kP2p, kCollective, kDevice };
   Kind kind = Kind::kP2p;
   xc::Request req;                      // kP2p (its magic marks every kind of handle)
   std::shared_ptr<xc::CollTask> coll;  // kCollective
+  std::shared_ptr<xc::device::OpOutcome> device;  // kDevice
   std::shared_ptr<xc::Fabric> fabric;                    // keeps the engine alive
   std::shared_ptr<const std::vector<int>> rank_of_fabric;  // for status.source
   uint64_t timeout_ms = 0;
@@ -63,7 +66,12 @@ void fill_coll_status(const Status &st, xc_status_t *status);
 // (communicator rank; XC_ANY_SOURCE allowed) and the tag.
 Status explain_p2p(const Request &req, const char *op, int peer, int tag, uint64_t timeout_ms, const std::string &comm);
 
-// Wait for a request of either kind (deadline: the communicator's timeout,
+// A request that completes with a device op (stream-ordered; its outcome).
+xc_request_s *device_request(const char *op, xc_comm_t comm, int peer, std::shared_ptr<device::OpOutcome> outcome);
+// Done yet (xc_test), for any kind.
+bool request_done(xc_request_s *r);
+
+// Wait for a request of any kind (deadline: the communicator's timeout,
 // for a collective counted from when it started), fill status, free it.
 // Returns the request's status with the op named.
 Status request_wait(xc_request_s *r, xc_status_t *status);

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/device_ops.h"
+
 namespace xc::api {
 
 namespace {
@@ -19,6 +21,7 @@ struct GroupItem {
 struct GroupState {
   int depth = 0;
   std::vector<GroupItem> items;
+  std::vector<std::pair<xc_comm_t, std::vector<device::P2pOp>>> device;  // by communicator, in first-use order
 };
 
 thread_local GroupState t_group;
@@ -46,6 +49,16 @@ void group_add_p2p(xc_request_s *r, xc_status_t *status, bool owned) {
   t_group.items.push_back(std::move(item));
 }
 
+void group_add_device_p2p(xc_comm_t comm, device::P2pOp op) {
+  for (auto &entry : t_group.device)
+    if (entry.first == comm) {
+      entry.second.push_back(std::move(op));
+      return;
+    }
+  t_group.device.emplace_back(comm, std::vector<device::P2pOp>{});
+  t_group.device.back().second.push_back(std::move(op));
+}
+
 void group_add_coll(std::shared_ptr<CollTask> task) {
   GroupItem item;
   item.coll = std::move(task);
@@ -63,6 +76,12 @@ Status group_end() {
   std::vector<GroupItem> items;
   items.swap(t_group.items);
   Status first;
+  std::vector<std::pair<xc_comm_t, std::vector<device::P2pOp>>> device;
+  device.swap(t_group.device);
+  for (auto &entry : device) {  // stream-ordered: enqueued, not waited for
+    Status st = device_p2p(entry.first, std::move(entry.second), "xc_group_end");
+    if (!st.ok() && first.ok()) first = std::move(st);
+  }
   // Every request is posted: waiting on them in any order drives them all.
   Deadline::Clock::time_point start = Deadline::Clock::now();
   for (GroupItem &item : items) {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "api/api_support.h"
+#include "device/p2p.h"
 #include "runtime/coll_task.h"
 
 namespace xc::api {
@@ -19,6 +20,10 @@ bool in_group();
 // blocking call, freed at the end (its status, which may be NULL, is filled
 // then); else the user's own request, waited for but left to the user.
 void group_add_p2p(xc_request_s *r, xc_status_t *status, bool owned);
+// A device point-to-point op: the group's device ops of each communicator
+// are enqueued at xc_group_end as batches (one per stream) whose sends and
+// receives progress together.
+void group_add_device_p2p(xc_comm_t comm, device::P2pOp op);
 // A collective started inside the group.
 void group_add_coll(std::shared_ptr<CollTask> task);
 

@@ -80,13 +80,18 @@ class Device {
 
 // The device this process uses (XC_DEVICE: auto, cuda, emulated, none),
 // made on first call; nullptr with the reason in *why when there is none.
-// ordinal is the device index the communicator's config asked for
-// (XC_DEVICE_AUTO resolved by the caller). Thread safety: safe.
+// ordinal: the device index the communicator's config asked for, or
+// -1 - local rank for XC_DEVICE_AUTO (the CUDA device takes the local rank
+// modulo its device count). The first call decides the process's device.
+// Thread safety: safe.
 Device *device_get(int ordinal, Status *why);
 
-// Whether some device is in use in this process: the cheap test the host
-// hot path makes before asking about a pointer.
-bool device_active();
+// Whether p is device memory as far as this process can tell, whether or
+// not a usable device exists (a cudaMalloc pointer in a build whose device
+// cannot run is still device memory, to be refused, never touched). The host
+// hot path pays one predictable branch when no device can exist: XC_DEVICE
+// none, or auto/cuda without a CUDA driver on the machine.
+bool pointer_is_device(const void *p);
 
 // Wait for e under the deadline (polling with backoff), then destroy it.
 Status event_wait(Device *dev, Event *e, Deadline deadline);

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "bootstrap/launcher.h"
 #include "bootstrap/unique_id.h"
+#include "runtime/device_ops.h"
 #include "coll/desc.h"
 
 namespace xc {
@@ -45,6 +46,7 @@ Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int m
   comm->fabric = std::move(fabric);
   comm->ctx = ctx;
   comm->timeout_ms = cfg.timeout_ms;
+  comm->device_ordinal = cfg.device;
   comm->name = cfg.name ? cfg.name : name;
   comm->host_class = comm->fabric->host_class(my_host);
   algo::Team team;
@@ -96,12 +98,12 @@ uint64_t mix64(uint64_t z) {
 // the parent's id, the sequence number of the split on the parent, and the
 // group. No counter is shared, so splits of different parents may run on
 // different threads at once. Ids are 64-bit hashes (a collision among the
-// communicators of one job is ~n²/2^63 unlikely); even, so ctx + 1 is free
-// for the collectives.
+// communicators of one job is ~n²/2^62 unlikely); a multiple of 4, so
+// ctx + 1 .. ctx + 3 are free for the collectives and the device ops.
 uint64_t child_ctx(uint64_t parent_ctx, int split_seq, size_t group) {
   uint64_t h = mix64(parent_ctx ^ 0x9e3779b97f4a7c15ULL);
   h = mix64(h ^ (static_cast<uint64_t>(static_cast<uint32_t>(split_seq)) << 20) ^ (group + 1));
-  return h & ~uint64_t{1};
+  return h & ~uint64_t{3};
 }
 
 uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
@@ -388,6 +390,7 @@ Status comm_dup(xc_comm_s *comm, xc_comm_s **out) { return comm_split(comm, 0, c
 
 Status comm_free(xc_comm_s *comm) {
   comm->executor->shutdown();  // started collectives finish (or time out) first; a worker is joined
+  device_ops_finish(comm);     // and the device ops it enqueued
   // Synchronise so no rank tears down while a peer still needs its messages;
   // skipped after an abort or a failure, where it could only time out.
   if (!comm->aborted.load() && !comm->broken.load() && comm->fabric->engine().first_failed(*comm->members) < 0) {
@@ -401,7 +404,7 @@ Status comm_free(xc_comm_s *comm) {
   }
   Status why = Error(XC_ERR_ABORTED, "the communicator was freed");
   comm->fabric->engine().cancel_context(comm->ctx, why);
-  comm->fabric->engine().cancel_context(comm->ctx + 1, why);
+  for (uint64_t c = comm->ctx + 1; c <= comm->ctx + 3; ++c) comm->fabric->engine().cancel_context(c, why);
   comm->magic = kCommFreed;
   comm->backends.clear();  // segments and scratch go now; only the shell stays
   comm->members.reset();
@@ -415,11 +418,12 @@ void comm_abort(xc_comm_s *comm) {
   Status why = Error(XC_ERR_ABORTED, "the communicator was aborted");
   comm->executor->abort(why);  // queued collectives fail; the running one fails with its context below
   comm->fabric->engine().abort_context(comm->ctx, why);
-  comm->fabric->engine().abort_context(comm->ctx + 1, why);
+  for (uint64_t c = comm->ctx + 1; c <= comm->ctx + 3; ++c) comm->fabric->engine().abort_context(c, why);
 }
 
 xc_result_t comm_async_error(xc_comm_s *comm) {
   if (comm->aborted.load()) return XC_ERR_ABORTED;
+  if (int dev = comm->device_error->load()) return static_cast<xc_result_t>(dev);
   if (comm->fabric->engine().first_failed(*comm->members) >= 0) return XC_ERR_PEER_FAILED;
   return XC_SUCCESS;
 }

@@ -6,13 +6,16 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "base/deadline.h"
 #include "base/status.h"
 #include "coll/backend.h"
 #include "coll/context.h"
+#include "device/stream.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "xcomm.h"
@@ -29,7 +32,9 @@ struct xc_comm_s {
   int size = 1;
   int local_rank = 0;
   int local_size = 1;
-  uint64_t ctx = 0;  // point-to-point (even); ctx + 1 carries the collectives
+  // Point-to-point; ctx + 1 carries the collectives, ctx + 2 and + 3 the
+  // device ops (device/comm_view.h). A multiple of 4.
+  uint64_t ctx = 0;
   std::atomic<bool> broken{false};  // a collective failed: ranks may be out of step
   uint64_t timeout_ms = 300000;
   std::string name;
@@ -42,6 +47,18 @@ struct xc_comm_s {
   // Runs its non-blocking and grouped collectives in order
   // (runtime/executor.h); shut down by xc_comm_free.
   std::unique_ptr<xc::Executor> executor;
+
+  // Device-memory ops (runtime/device_ops.h): the device, made on first
+  // use; the streams ops go to (bound by xc_stream_bind, else the default
+  // one, made on first use); the order of device collectives.
+  int device_ordinal = XC_DEVICE_AUTO;
+  std::mutex device_mu;
+  xc::gpu::Device *device = nullptr;
+  std::shared_ptr<xc::device::DeviceStream> default_stream;
+  std::shared_ptr<xc::device::DeviceStream> coll_stream;
+  std::unordered_map<int, std::shared_ptr<xc::device::DeviceStream>> peer_streams;
+  std::atomic<uint64_t> device_coll_seq{0};
+  std::shared_ptr<std::atomic<int>> device_error = std::make_shared<std::atomic<int>>(0);  // first failed device op
 };
 
 namespace xc {

@@ -1,0 +1,196 @@
+#include "runtime/device_ops.h"
+
+#include <map>
+#include <utility>
+
+#include "device/coll.h"
+#include "gpu/device.h"
+
+namespace xc {
+namespace {
+
+// The stream target of an any-source receive: never bound, the default stream.
+constexpr int kAnySource = -2;
+
+device::CommView view_of(xc_comm_s *comm, gpu::Device *dev) {
+  device::CommView v;
+  v.engine = &comm->fabric->engine();
+  v.keep_engine = comm->fabric;
+  v.members = comm->members;
+  v.rank = comm->rank;
+  v.size = comm->size;
+  v.ctx = comm->ctx;
+  v.timeout_ms = comm->timeout_ms;
+  v.name = comm->name;
+  v.dev = dev;
+  return v;
+}
+
+// The stream for target (a peer rank or XC_BIND_COLLECTIVES): bound, else
+// the default one, made now if needed. Under comm->device_mu.
+Status stream_for_locked(xc_comm_s *comm, gpu::Device *dev, int target, std::shared_ptr<device::DeviceStream> *out) {
+  if (comm->coll_stream && comm->coll_stream->retired()) comm->coll_stream.reset();
+  auto bound = comm->peer_streams.find(target);
+  if (bound != comm->peer_streams.end() && bound->second->retired()) comm->peer_streams.erase(bound);
+  if (target == XC_BIND_COLLECTIVES && comm->coll_stream) {
+    *out = comm->coll_stream;
+    return Status::Ok();
+  }
+  auto it = comm->peer_streams.find(target);
+  if (target >= 0 && it != comm->peer_streams.end()) {
+    *out = it->second;
+    return Status::Ok();
+  }
+  // The default: the device's default stream (CUDA's legacy stream 0), the
+  // one xc_stream_wrap(comm, NULL) reaches too.
+  if (!comm->default_stream || comm->default_stream->retired())
+    XC_TRY(device::DeviceStream::make(dev, nullptr, true, &comm->default_stream));
+  *out = comm->default_stream;
+  return Status::Ok();
+}
+
+// Each op remembers the communicator's first device failure (xc_comm_get_async_error).
+std::function<Status(device::JobEnv &)> recording(std::shared_ptr<std::atomic<int>> error,
+                                                   std::function<Status(device::JobEnv &)> run) {
+  return [error = std::move(error), run = std::move(run)](device::JobEnv &env) {
+    Status st = run(env);
+    int none = 0;
+    if (!st.ok()) error->compare_exchange_strong(none, st.code());
+    return st;
+  };
+}
+
+}  // namespace
+
+gpu::Device *device_for(xc_comm_s *comm, Status *why) {
+  if (comm->local_size != comm->size) {
+    *why = Error(XC_ERR_UNSUPPORTED,
+                 "device memory between ranks on different hosts is not supported yet (communicator %s spans hosts)",
+                 comm->name.c_str());
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> g(comm->device_mu);
+  if (!comm->device) {
+    int ordinal = comm->device_ordinal == XC_DEVICE_AUTO ? -1 - comm->local_rank : comm->device_ordinal;
+    if (comm->device_ordinal == XC_DEVICE_NONE) {
+      *why = Error(XC_ERR_UNSUPPORTED, "the communicator was configured with XC_DEVICE_NONE (host memory only)");
+      return nullptr;
+    }
+    comm->device = gpu::device_get(ordinal, why);
+  }
+  return comm->device;
+}
+
+bool any_device(const void *const *ptrs, size_t n, Status *why) {
+  int device = 0, host = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!ptrs[i]) continue;
+    if (gpu::pointer_is_device(ptrs[i]))
+      ++device;
+    else
+      ++host;
+  }
+  if (device && host)
+    *why = Error(XC_ERR_UNSUPPORTED, "the op mixes host and device buffers; give it buffers of one kind");
+  return device > 0;
+}
+
+Status stream_make(xc_comm_s *comm, void *native, bool wrap, xc_stream_s **out) {
+  Status why;
+  gpu::Device *dev = device_for(comm, &why);
+  if (!dev) return why;
+  auto s = std::make_unique<xc_stream_s>();
+  XC_TRY(device::DeviceStream::make(dev, native, wrap, &s->stream));
+  s->timeout_ms = comm->timeout_ms;
+  *out = s.release();
+  return Status::Ok();
+}
+
+Status stream_bind(xc_comm_s *comm, xc_stream_s *stream, int target) {
+  if (target != XC_BIND_COLLECTIVES && (target < 0 || target >= comm->size))
+    return Error(XC_ERR_INVALID_ARGUMENT, "target %d is neither XC_BIND_COLLECTIVES nor a rank in [0, %d)", target,
+                 comm->size);
+  Status why;
+  gpu::Device *dev = device_for(comm, &why);
+  if (!dev) return why;
+  if (stream && stream->stream->device() != dev)
+    return Error(XC_ERR_INVALID_ARGUMENT, "the stream belongs to another device than the communicator's");
+  std::lock_guard<std::mutex> g(comm->device_mu);
+  std::shared_ptr<device::DeviceStream> s = stream ? stream->stream : nullptr;
+  if (target == XC_BIND_COLLECTIVES)
+    comm->coll_stream = std::move(s);
+  else if (s)
+    comm->peer_streams[target] = std::move(s);
+  else
+    comm->peer_streams.erase(target);
+  return Status::Ok();
+}
+
+Status device_p2p(xc_comm_s *comm, std::vector<device::P2pOp> ops, const char *what) {
+  Status why;
+  gpu::Device *dev = device_for(comm, &why);
+  if (!dev) return why;
+  // One job per stream: ops to peers bound to different streams run concurrently.
+  std::map<device::DeviceStream *, std::pair<std::shared_ptr<device::DeviceStream>, std::vector<device::P2pOp>>> jobs;
+  {
+    std::lock_guard<std::mutex> g(comm->device_mu);
+    for (device::P2pOp &op : ops) {
+      std::shared_ptr<device::DeviceStream> s;
+      XC_TRY(stream_for_locked(comm, dev, op.peer < 0 ? kAnySource : op.peer, &s));
+      auto &slot = jobs[s.get()];
+      slot.first = s;
+      slot.second.push_back(std::move(op));
+    }
+  }
+  device::CommView view = view_of(comm, dev);
+  for (auto &entry : jobs) {
+    device::Job job;
+    job.what = what;
+    job.timeout_ms = comm->timeout_ms;
+    job.run = recording(comm->device_error,
+                        [view, batch = std::move(entry.second.second)](device::JobEnv &env) mutable {
+                          return device::run_p2p(view, batch, env);
+                        });
+    XC_TRY(entry.second.first->enqueue(std::move(job)));
+  }
+  return Status::Ok();
+}
+
+Status device_collective(xc_comm_s *comm, CollDesc &&desc, std::shared_ptr<device::OpOutcome> outcome,
+                         const char *what) {
+  Status why;
+  gpu::Device *dev = device_for(comm, &why);
+  if (!dev) return why;
+  std::shared_ptr<device::DeviceStream> s;
+  {
+    std::lock_guard<std::mutex> g(comm->device_mu);
+    XC_TRY(stream_for_locked(comm, dev, XC_BIND_COLLECTIVES, &s));
+  }
+  desc.own_arrays();
+  int tag = static_cast<int>(comm->device_coll_seq.fetch_add(1) & device::kTagMask);
+  device::Job job;
+  job.what = what;
+  job.timeout_ms = comm->timeout_ms;
+  job.outcome = std::move(outcome);
+  job.run = recording(comm->device_error, [view = view_of(comm, dev), d = std::move(desc), tag](device::JobEnv &env) {
+    return device::run_collective(view, d, tag, env);
+  });
+  return s->enqueue(std::move(job));
+}
+
+void device_ops_finish(xc_comm_s *comm) {
+  std::vector<std::shared_ptr<device::DeviceStream>> streams;
+  {
+    std::lock_guard<std::mutex> g(comm->device_mu);
+    if (comm->default_stream) streams.push_back(comm->default_stream);
+    if (comm->coll_stream) streams.push_back(comm->coll_stream);
+    for (auto &p : comm->peer_streams) streams.push_back(p.second);
+  }
+  for (auto &s : streams) (void)s->synchronize(Deadline::AfterMs(comm->timeout_ms));
+  std::lock_guard<std::mutex> g(comm->device_mu);
+  comm->default_stream.reset();
+  comm->coll_stream.reset();
+  comm->peer_streams.clear();
+}
+
+}  // namespace xc
