@@ -109,8 +109,8 @@ static inline void *dev_alloc(xc_comm_t comm, size_t bytes) {
   xc_result_t rc = xc_mem_alloc_device(comm, bytes, &p);
   if (rc == XC_ERR_UNSUPPORTED && dev_state.cuda) dev_skip("xc_mem_alloc_device: no usable GPU");
   if (rc != XC_SUCCESS || (bytes > 0 && p == NULL)) {
-    fprintf(stderr, "[rank %d] xc_mem_alloc_device(%zu bytes) on the %s device -> %s (%s), ptr %p\n", mp_rank,
-            bytes, dev_kind(), xc_strerror(rc), xc_last_error(), p);
+    fprintf(stderr, "[rank %d] xc_mem_alloc_device(%zu bytes) on the %s device -> %s (%s), ptr %p\n", mp_rank, bytes,
+            dev_kind(), xc_strerror(rc), xc_last_error(), p);
     exit(1);
   }
   return p;
@@ -130,8 +130,8 @@ static inline xc_stream_t dev_stream(xc_comm_t comm) {
   xc_result_t rc = xc_stream_create(comm, &s);
   if (rc == XC_ERR_UNSUPPORTED && dev_state.cuda) dev_skip("xc_stream_create: no usable GPU");
   if (rc != XC_SUCCESS || s == NULL) {
-    fprintf(stderr, "[rank %d] xc_stream_create on the %s device -> %s (%s)\n", mp_rank, dev_kind(),
-            xc_strerror(rc), xc_last_error());
+    fprintf(stderr, "[rank %d] xc_stream_create on the %s device -> %s (%s)\n", mp_rank, dev_kind(), xc_strerror(rc),
+            xc_last_error());
     exit(1);
   }
   return s;
@@ -141,14 +141,18 @@ static inline xc_stream_t dev_stream(xc_comm_t comm) {
    not involved: synchronise them first). */
 static inline void dev_put(void *dev, const void *host, size_t bytes) {
   if (bytes == 0) return;
-  if (dev_state.cuda) dev_cuda_check(dev_state.memcpy_(dev, host, bytes, DEV_CUDA_MEMCPY_DEFAULT), "cudaMemcpy(to device)");
-  else memcpy(dev, host, bytes);
+  if (dev_state.cuda)
+    dev_cuda_check(dev_state.memcpy_(dev, host, bytes, DEV_CUDA_MEMCPY_DEFAULT), "cudaMemcpy(to device)");
+  else
+    memcpy(dev, host, bytes);
 }
 
 static inline void dev_get(void *host, const void *dev, size_t bytes) {
   if (bytes == 0) return;
-  if (dev_state.cuda) dev_cuda_check(dev_state.memcpy_(host, dev, bytes, DEV_CUDA_MEMCPY_DEFAULT), "cudaMemcpy(from device)");
-  else memcpy(host, dev, bytes);
+  if (dev_state.cuda)
+    dev_cuda_check(dev_state.memcpy_(host, dev, bytes, DEV_CUDA_MEMCPY_DEFAULT), "cudaMemcpy(from device)");
+  else
+    memcpy(host, dev, bytes);
 }
 
 /* bytes of device memory set to byte value v. */

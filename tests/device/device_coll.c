@@ -6,8 +6,10 @@
 
    Per op: every dtype x every reduction that applies (sum, prod, min, max,
    avg; band, bor, bxor on integers) x out of place and in place (where the
-   header allows XC_IN_PLACE) x roots 0 and the last rank x counts 0, 1 and
-   1001; then 4 MiB cases (the op's vector, or all n blocks of it, is 4 MiB)
+   header allows XC_IN_PLACE) x roots 0, the last and the middle rank x
+   counts 0, 1 and 1001; a batch of four cases (counts 0 to 65537) started
+   with the non-blocking calls and waited for in reverse order; then 4 MiB
+   cases (the op's vector, or all n blocks of it, is 4 MiB)
    in two dtypes only (int32 or float32 sum, and bfloat16 avg), so the large
    size is not multiplied by the whole matrix.
 
@@ -51,7 +53,7 @@ typedef struct {
   int rank, nranks;
   uint64_t seed, salt;
   size_t cases, calls;
-  void *pool[2];        /* device memory reused by every case: send side, receive side */
+  void *pool[2]; /* device memory reused by every case: send side, receive side */
   size_t pool_bytes[2];
   uint64_t *hashes;
   size_t identity_failures;
@@ -80,20 +82,89 @@ static void check_identical(dc_t *m, const char *what, const void *buf, size_t b
   MP_CHECK(xc_allgather(&mine, m->hashes, 1, XC_UINT64, m->check));
   for (p = 0; p < m->nranks; ++p)
     if (m->hashes[p] != mine && m->identity_failures++ < 8)
-      fprintf(stderr, "[rank %d] FAIL %s (of %d ranks, seed 0x%llx): result differs from rank %d's (hash 0x%llx vs 0x%llx)\n",
+      fprintf(stderr,
+              "[rank %d] FAIL %s (of %d ranks, seed 0x%llx): result differs from rank %d's (hash 0x%llx vs 0x%llx)\n",
               m->rank, what, m->nranks, (unsigned long long)m->seed, p, (unsigned long long)mine,
               (unsigned long long)m->hashes[p]);
 }
 
-static void run_case(dc_t *m, const ct_op *op, const ct_dtype *dt, int redop, int in_place, int root, size_t count) {
+/* One case in flight: its host and device buffers. */
+typedef struct {
   ct_run r;
-  xc_result_t rc;
-  xc_request_t req = NULL;
-  size_t es = dt->size, off = kOffsets[m->cases % 3], sbytes, rbytes;
-  void *hsend, *hrecv, *dsend = NULL, *drecv = NULL;
-  int nonblocking = (int)(m->calls++ % 2);
-  char call[64];
+  void *hsend, *hrecv, *dsend, *drecv;
+  size_t sbytes, rbytes;
+  xc_request_t req;
+  int nonblocking;
+} dc_case;
 
+/* Prepare the host buffers, copy them (guards included) to device memory at
+ *offset in the pools (advanced past them), and enqueue the op. */
+static void case_start(dc_t *m, dc_case *k, const ct_op *op, const ct_dtype *dt, int redop, int in_place, int root,
+                       size_t count, int nonblocking, size_t *offset) {
+  xc_result_t rc;
+  char call[64];
+  size_t es = dt->size;
+  memset(k, 0, sizeof *k);
+  k->r.comm = m->comm;
+  k->r.c.op = op->name;
+  k->r.c.dt = dt;
+  k->r.c.redop = redop;
+  k->r.c.in_place = in_place;
+  k->r.c.root = root;
+  k->r.c.count = count;
+  k->r.c.rank = m->rank;
+  k->r.c.nranks = m->nranks;
+  k->r.c.seed = m->seed;
+  k->r.c.salt = ++m->salt;
+  k->r.c.rank_order = 1;
+  k->nonblocking = nonblocking;
+  op->prepare(&k->r);
+
+  k->hsend = k->r.send;
+  k->hrecv = k->r.recv;
+  k->sbytes = k->hsend ? (k->r.send_n + CT_GUARD) * es : 0;
+  k->rbytes = k->hrecv ? (k->r.recv_n + CT_GUARD) * es : 0;
+  if (k->hsend) k->dsend = (char *)m->pool[0] + offset[0];
+  if (k->hrecv) k->drecv = (char *)m->pool[1] + offset[1];
+  offset[0] += (k->sbytes + 63) / 64 * 64;
+  offset[1] += (k->rbytes + 63) / 64 * 64;
+  dev_put(k->dsend, k->hsend, k->sbytes);
+  dev_put(k->drecv, k->hrecv, k->rbytes);
+
+  k->r.send = k->dsend;
+  k->r.recv = k->drecv;
+  rc = op->start(&k->r, nonblocking ? &k->req : NULL);
+  k->r.send = k->hsend;
+  k->r.recv = k->hrecv;
+  snprintf(call, sizeof call, "xc_%s%s (enqueue)", nonblocking ? "i" : "", op->name);
+  if (rc != XC_SUCCESS) ct_fail_call(&k->r.c, call, rc);
+}
+
+/* Complete a non-blocking case with xc_wait (a blocking one was completed by
+   the caller's xc_stream_synchronize), copy back, check, free. */
+static void case_finish(dc_t *m, dc_case *k, const ct_op *op) {
+  if (k->nonblocking) {
+    xc_status_t st;
+    xc_result_t rc = xc_wait(&k->req, &st);
+    if (rc != XC_SUCCESS) ct_fail_call(&k->r.c, "xc_wait", rc);
+    if (st.error != 0) ct_fail_call(&k->r.c, "xc_wait (status.error)", (xc_result_t)st.error);
+  }
+  dev_get(k->hsend, k->dsend, k->sbytes);
+  dev_get(k->hrecv, k->drecv, k->rbytes);
+  op->check(&k->r);
+  if (strcmp(op->name, "allreduce") == 0) {
+    char desc[160];
+    ct_describe(&k->r.c, desc, sizeof desc);
+    check_identical(m, desc, k->hrecv, k->r.c.count * k->r.c.dt->size);
+  }
+  ct_free_run(&k->r);
+  ++m->cases;
+}
+
+/* The bytes a case needs in each pool (without running it). */
+static void case_bytes(dc_t *m, const ct_op *op, const ct_dtype *dt, int redop, int in_place, int root, size_t count,
+                       size_t *need) {
+  ct_run r;
   memset(&r, 0, sizeof r);
   r.comm = m->comm;
   r.c.op = op->name;
@@ -105,47 +176,48 @@ static void run_case(dc_t *m, const ct_op *op, const ct_dtype *dt, int redop, in
   r.c.rank = m->rank;
   r.c.nranks = m->nranks;
   r.c.seed = m->seed;
-  r.c.salt = ++m->salt;
   r.c.rank_order = 1;
   op->prepare(&r);
-
-  /* The host buffers, guards included, into device memory. */
-  hsend = r.send;
-  hrecv = r.recv;
-  sbytes = hsend ? (r.send_n + CT_GUARD) * es : 0;
-  rbytes = hrecv ? (r.recv_n + CT_GUARD) * es : 0;
-  if (hsend) dsend = (char *)pool(m, 0, sbytes + off) + off;
-  if (hrecv) drecv = (char *)pool(m, 1, rbytes + off) + off;
-  dev_put(dsend, hsend, sbytes);
-  dev_put(drecv, hrecv, rbytes);
-
-  r.send = dsend;
-  r.recv = drecv;
-  rc = op->start(&r, nonblocking ? &req : NULL);
-  r.send = hsend;
-  r.recv = hrecv;
-  snprintf(call, sizeof call, "xc_%s%s (enqueue)", nonblocking ? "i" : "", op->name);
-  if (rc != XC_SUCCESS) ct_fail_call(&r.c, call, rc);
-  if (nonblocking) {
-    xc_status_t st;
-    rc = xc_wait(&req, &st);
-    if (rc != XC_SUCCESS) ct_fail_call(&r.c, "xc_wait", rc);
-    if (st.error != 0) ct_fail_call(&r.c, "xc_wait (status.error)", (xc_result_t)st.error);
-  } else {
-    rc = xc_stream_synchronize(m->stream);
-    if (rc != XC_SUCCESS) ct_fail_call(&r.c, "xc_stream_synchronize", rc);
-  }
-
-  dev_get(hsend, dsend, sbytes);
-  dev_get(hrecv, drecv, rbytes);
-  op->check(&r);
-  if (strcmp(op->name, "allreduce") == 0) {
-    char desc[160];
-    ct_describe(&r.c, desc, sizeof desc);
-    check_identical(m, desc, hrecv, count * es);
-  }
+  need[0] += r.send ? ((r.send_n + CT_GUARD) * dt->size + 63) / 64 * 64 : 0;
+  need[1] += r.recv ? ((r.recv_n + CT_GUARD) * dt->size + 63) / 64 * 64 : 0;
   ct_free_run(&r);
-  ++m->cases;
+}
+
+static void run_case(dc_t *m, const ct_op *op, const ct_dtype *dt, int redop, int in_place, int root, size_t count) {
+  dc_case k;
+  size_t need[2] = {0, 0}, off = kOffsets[m->cases % 3], offset[2];
+  int nonblocking = (int)(m->calls++ % 2);
+  xc_result_t rc;
+  case_bytes(m, op, dt, redop, in_place, root, count, need);
+  pool(m, 0, need[0] + off);
+  pool(m, 1, need[1] + off);
+  offset[0] = offset[1] = off;
+  case_start(m, &k, op, dt, redop, in_place, root, count, nonblocking, offset);
+  if (!nonblocking) {
+    rc = xc_stream_synchronize(m->stream);
+    if (rc != XC_SUCCESS) ct_fail_call(&k.r.c, "xc_stream_synchronize", rc);
+  }
+  case_finish(m, &k, op);
+}
+
+/* Several cases of one op in flight on the stream at once, started with the
+   non-blocking calls and waited for in reverse order. */
+static void run_batch(dc_t *m, const ct_op *op) {
+  enum { B = 4 };
+  static const size_t kBatchCounts[B] = {1001, 0, 7, 65537};
+  dc_case k[B];
+  size_t need[2] = {0, 0}, offset[2] = {0, 0};
+  int i, reduces = (op->flags & CT_REDUCES) != 0, root = (op->flags & CT_ROOTED) ? m->nranks - 1 : -1;
+  const ct_dtype *dt = &ct_dtypes[reduces ? 6 : 3]; /* float16 (fractional, rank order) and uint32 */
+  for (i = 0; i < B; ++i)
+    case_bytes(m, op, dt, reduces ? XC_SUM : CT_COPY, (op->flags & CT_ONE_BUFFER) ? 1 : i % 2, root, kBatchCounts[i],
+               need);
+  pool(m, 0, need[0]);
+  pool(m, 1, need[1]);
+  for (i = 0; i < B; ++i)
+    case_start(m, &k[i], op, dt, reduces ? XC_SUM : CT_COPY, (op->flags & CT_ONE_BUFFER) ? 1 : i % 2, root,
+               kBatchCounts[i], 1, offset);
+  for (i = B - 1; i >= 0; --i) case_finish(m, &k[i], op);
 }
 
 /* Allreduce of random full-mantissa floats: the same bits on every rank. */
@@ -184,8 +256,8 @@ static void run_identity(dc_t *m) {
 }
 
 static int block_op(const ct_op *op) {
-  static const char *const names[] = {"allgather", "allgatherv", "gather", "gatherv", "scatter", "scatterv",
-                                      "reduce_scatter", "reduce_scatterv", "alltoall", "alltoallv"};
+  static const char *const names[] = {"allgather", "allgatherv",     "gather",          "gatherv",  "scatter",
+                                      "scatterv",  "reduce_scatter", "reduce_scatterv", "alltoall", "alltoallv"};
   size_t i;
   for (i = 0; i < sizeof names / sizeof names[0]; ++i)
     if (strcmp(op->name, names[i]) == 0) return 1;
@@ -200,7 +272,7 @@ static const ct_dtype *find_dtype(xc_dtype_t t) {
 }
 
 static void run_op(dc_t *m, const ct_op *op, int big) {
-  int roots[2], nroots = 0, place, ri, i;
+  int roots[3], nroots = 0, place, ri, i;
   size_t di, oi, ci;
   if (op->flags & CT_NO_DATA) {
     /* The barrier takes no memory: it is a host op, blocking and not. */
@@ -218,6 +290,7 @@ static void run_op(dc_t *m, const ct_op *op, int big) {
   }
   roots[nroots++] = (op->flags & CT_ROOTED) ? 0 : -1;
   if ((op->flags & CT_ROOTED) && m->nranks > 1) roots[nroots++] = m->nranks - 1;
+  if ((op->flags & CT_ROOTED) && m->nranks > 2) roots[nroots++] = m->nranks / 2;
 
   for (di = 0; di < ct_num_dtypes; ++di) {
     const ct_dtype *dt = &ct_dtypes[di];
@@ -232,6 +305,7 @@ static void run_op(dc_t *m, const ct_op *op, int big) {
     }
   }
   if (strcmp(op->name, "allreduce") == 0) run_identity(m);
+  run_batch(m, op);
   if (!big) return;
 
   /* 4 MiB in two dtypes: int32 (float32 for reductions) and bfloat16 (avg). */
@@ -241,8 +315,8 @@ static void run_op(dc_t *m, const ct_op *op, int big) {
     int redop = !reduces ? CT_COPY : i == 1 ? XC_AVG : XC_SUM;
     size_t count = BIG_BYTES / dt->size / (block_op(op) ? (size_t)m->nranks : 1);
     for (place = 0; place < ((op->flags & CT_ONE_BUFFER) ? 1 : 2); ++place)
-      run_case(m, op, dt, redop, (op->flags & CT_ONE_BUFFER) ? 1 : place,
-               (op->flags & CT_ROOTED) ? m->nranks - 1 : -1, count);
+      run_case(m, op, dt, redop, (op->flags & CT_ONE_BUFFER) ? 1 : place, (op->flags & CT_ROOTED) ? m->nranks - 1 : -1,
+               count);
   }
 }
 
@@ -268,8 +342,10 @@ int main(int argc, char **argv) {
   double failures, t0 = now_s();
   memset(&m, 0, sizeof m);
   for (i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--no-big") == 0) big = 0;
-    else select_ops(argv[i], selected), any = 1;
+    if (strcmp(argv[i], "--no-big") == 0)
+      big = 0;
+    else
+      select_ops(argv[i], selected), any = 1;
   }
   if (!any)
     for (k = 0; k < ct_num_ops; ++k) selected[k] = 1;

@@ -32,25 +32,25 @@
 static xc_comm_t world;
 static int me, n;
 
-#define CALL(what, call)                                                                                  \
-  do {                                                                                                    \
-    xc_result_t rc_ = (call);                                                                             \
-    if (rc_ != XC_SUCCESS) {                                                                              \
+#define CALL(what, call)                                                                                    \
+  do {                                                                                                      \
+    xc_result_t rc_ = (call);                                                                               \
+    if (rc_ != XC_SUCCESS) {                                                                                \
       fprintf(stderr, "[rank %d] %s: %s -> %s (%s)\n", me, what, #call, xc_strerror(rc_), xc_last_error()); \
-      exit(1);                                                                                            \
-    }                                                                                                     \
+      exit(1);                                                                                              \
+    }                                                                                                       \
   } while (0)
 
 /* The call fails with exactly code and a message; prints the message once. */
-#define EXPECT(call, code)                                                                                 \
-  do {                                                                                                     \
-    xc_result_t rc_ = (call);                                                                              \
-    if (rc_ != (code) || xc_last_error()[0] == '\0') {                                                     \
+#define EXPECT(call, code)                                                                                         \
+  do {                                                                                                             \
+    xc_result_t rc_ = (call);                                                                                      \
+    if (rc_ != (code) || xc_last_error()[0] == '\0') {                                                             \
       fprintf(stderr, "[rank %d] FAIL %s:%d: %s -> %d %s (\"%s\"), expected %d %s with a message\n", me, __FILE__, \
-              __LINE__, #call, (int)rc_, xc_strerror(rc_), xc_last_error(), (int)(code), xc_strerror(code));   \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-    if (me == 0) printf("  %s -> %s: %s\n", #call, xc_strerror(rc_), xc_last_error());                     \
+              __LINE__, #call, (int)rc_, xc_strerror(rc_), xc_last_error(), (int)(code), xc_strerror(code));       \
+      exit(1);                                                                                                     \
+    }                                                                                                              \
+    if (me == 0) printf("  %s -> %s: %s\n", #call, xc_strerror(rc_), xc_last_error());                             \
   } while (0)
 
 static void *const kSentinel = (void *)0x5e5e5e5e;
@@ -166,18 +166,18 @@ static void run_memory(xc_stream_t s) {
 }
 
 /* A device op with bad arguments fails as the same op on host memory does. */
-#define SAME_AS_HOST(what, dev_call, host_call)                                                                \
-  do {                                                                                                         \
-    xc_result_t hrc_ = (host_call), drc_;                                                                      \
-    char hmsg_[512];                                                                                           \
-    snprintf(hmsg_, sizeof hmsg_, "%s", xc_last_error());                                                      \
-    drc_ = (dev_call);                                                                                         \
-    if (hrc_ == XC_SUCCESS || drc_ != hrc_ || xc_last_error()[0] == '\0') {                                    \
+#define SAME_AS_HOST(what, dev_call, host_call)                                                                  \
+  do {                                                                                                           \
+    xc_result_t hrc_ = (host_call), drc_;                                                                        \
+    char hmsg_[512];                                                                                             \
+    snprintf(hmsg_, sizeof hmsg_, "%s", xc_last_error());                                                        \
+    drc_ = (dev_call);                                                                                           \
+    if (hrc_ == XC_SUCCESS || drc_ != hrc_ || xc_last_error()[0] == '\0') {                                      \
       fprintf(stderr, "[rank %d] FAIL %s: on device memory %s (\"%s\"), on host memory %s (\"%s\")\n", me, what, \
-              xc_strerror(drc_), xc_last_error(), xc_strerror(hrc_), hmsg_);                                   \
-      exit(1);                                                                                                 \
-    }                                                                                                          \
-    if (me == 0) printf("  %s -> %s: %s\n", what, xc_strerror(drc_), xc_last_error());                         \
+              xc_strerror(drc_), xc_last_error(), xc_strerror(hrc_), hmsg_);                                     \
+      exit(1);                                                                                                   \
+    }                                                                                                            \
+    if (me == 0) printf("  %s -> %s: %s\n", what, xc_strerror(drc_), xc_last_error());                           \
   } while (0)
 
 static void run_bad_input(xc_stream_t s) {
@@ -203,7 +203,8 @@ static void run_bad_input(xc_stream_t s) {
                xc_allreduce(h, h2, 16, (xc_dtype_t)99, XC_SUM, world));
   SAME_AS_HOST("allreduce of op 99", xc_allreduce(d, d2, 16, XC_INT32, (xc_op_t)99, world),
                xc_allreduce(h, h2, 16, XC_INT32, (xc_op_t)99, world));
-  SAME_AS_HOST("broadcast from root n", xc_broadcast(d, 16, XC_INT32, n, world), xc_broadcast(h, 16, XC_INT32, n, world));
+  SAME_AS_HOST("broadcast from root n", xc_broadcast(d, 16, XC_INT32, n, world),
+               xc_broadcast(h, 16, XC_INT32, n, world));
   SAME_AS_HOST("send to peer n", xc_send(d, 16, XC_INT32, n, 1, world), xc_send(h, 16, XC_INT32, n, 1, world));
   SAME_AS_HOST("send with tag -5", xc_send(d, 16, XC_INT32, 0, -5, world), xc_send(h, 16, XC_INT32, 0, -5, world));
   SAME_AS_HOST("allreduce on a NULL communicator", xc_allreduce(d, d2, 16, XC_INT32, XC_SUM, NULL),

@@ -2,6 +2,7 @@
 
      device_fault DIR kill     (under xcrun, 2+ ranks; driven by device_fault.sh)
      device_fault abort        (under xcrun, 2+ ranks)
+     device_fault timeout      (under xcrun, 2+ ranks)
 
    kill: every rank runs device allreduces on a stream bound to the world's
    collectives (checked), then enqueues a batch of 4 MiB allreduces; the
@@ -23,7 +24,13 @@
    device ops on the duplicate fail with XC_ERR_ABORTED and
    xc_comm_get_async_error says so. Twice: aborting, then synchronising; and
    aborting from the main thread while another thread is blocked in
-   xc_stream_synchronize. The world keeps working. */
+   xc_stream_synchronize. The world keeps working.
+
+   timeout: on a communicator with a 1.5 s deadline, an allreduce that rank
+   1 never joins and (at rank 0) a device receive from rank 1 that it never
+   sends: xc_stream_synchronize returns XC_ERR_TIMEOUT with a message within
+   the deadline plus a margin, the async error says so, the stream is usable
+   after, and the process goes on (the world still works). */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <signal.h>
@@ -39,6 +46,7 @@ enum {
   ABORT_TIMEOUT_MS = 60000, /* abort: far away, so a timeout cannot pass for the abort */
   ABORT_CALL_MS = 1000,     /* abort: xc_comm_abort returns within this */
   ABORT_PROMPT_MS = 5000,   /* abort: the synchronize returns within this of the abort */
+  TIMEOUT_SHORT_MS = 1500,  /* timeout: the deadline of the communicator the lone waits are on */
   BATCH = 24,
   VICTIM_ENQUEUES = 3
 };
@@ -94,15 +102,15 @@ static void fail(const char *fmt, ...) {
   exit(1);
 }
 
-#define EXPECT(cond, ...)             \
-  do {                                \
-    if (!(cond)) fail(__VA_ARGS__);   \
+#define EXPECT(cond, ...)           \
+  do {                              \
+    if (!(cond)) fail(__VA_ARGS__); \
   } while (0)
 
-#define CALL(call)                                                                                \
-  do {                                                                                            \
-    xc_result_t rc_ = (call);                                                                     \
-    if (rc_ != XC_SUCCESS) fail("%s -> %s (%s)", #call, xc_strerror(rc_), xc_last_error());       \
+#define CALL(call)                                                                          \
+  do {                                                                                      \
+    xc_result_t rc_ = (call);                                                               \
+    if (rc_ != XC_SUCCESS) fail("%s -> %s (%s)", #call, xc_strerror(rc_), xc_last_error()); \
   } while (0)
 
 static void fill_input(void *dev, size_t count, int salt) {
@@ -208,8 +216,9 @@ static int run_kill(void) {
     EXPECT(t != 0, "xc_stream_synchronize returned %s (%s) before the victim recorded its death", xc_strerror(rc), msg);
     death = (int64_t)t;
   }
-  EXPECT(is_failure_code(rc), "xc_stream_synchronize with the victim dead -> %d %s (%s), expected XC_ERR_PEER_FAILED or "
-                              "XC_ERR_TIMEOUT",
+  EXPECT(is_failure_code(rc),
+         "xc_stream_synchronize with the victim dead -> %d %s (%s), expected XC_ERR_PEER_FAILED or "
+         "XC_ERR_TIMEOUT",
          (int)rc, xc_strerror(rc), msg);
   EXPECT(msg[0] != '\0', "xc_stream_synchronize -> %s with an empty xc_last_error()", xc_strerror(rc));
   EXPECT((double)(now_ns() - death) / 1e6 < TIMEOUT_MS + MARGIN_MS,
@@ -246,6 +255,94 @@ static int run_kill(void) {
   return 0;
 }
 
+/* ---- timeout ------------------------------------------------------------------ */
+
+/* On a communicator with a short deadline, a device op waiting for a rank
+   that never comes: an allreduce rank 1 does not join, and a receive from
+   rank 1 (at rank 0) that rank 1 never sends. Each must fail XC_ERR_TIMEOUT
+   with a message, within the deadline plus a margin, and the process must
+   go on (the stream usable, the world working). */
+static void timeout_once(xc_comm_t world, int p2p) {
+  xc_config_t cfg = XC_CONFIG_INIT;
+  xc_comm_t d;
+  xc_stream_t s;
+  void *in = dev_alloc(world, 1001 * 4), *out = dev_alloc(world, 1001 * 4);
+  const char *what = p2p ? "a device receive from a rank that never sends" : "a device allreduce rank 1 never joins";
+  int waits = p2p ? me == 0 : me != 1;
+  cfg.timeout_ms = TIMEOUT_SHORT_MS;
+  CALL(xc_comm_split(world, 0, me, &cfg, &d));
+  s = dev_stream(d);
+  CALL(xc_stream_bind(d, s, XC_BIND_COLLECTIVES));
+  CALL(xc_stream_bind(d, s, 1));
+  fill_input(in, 1001, 0);
+  if (waits) {
+    int64_t t0 = now_ns();
+    xc_result_t rc, async = XC_SUCCESS;
+    double ms;
+    char msg[512];
+    if (p2p)
+      CALL(xc_recv(out, 1001, XC_INT32, 1, 5, d, NULL));
+    else
+      CALL(xc_allreduce(in, out, 1001, XC_INT32, XC_SUM, d));
+    rc = xc_stream_synchronize(s);
+    ms = ms_since(t0);
+    snprintf(msg, sizeof msg, "%s", xc_last_error());
+    EXPECT(rc == XC_ERR_TIMEOUT && msg[0] != '\0', "%s: xc_stream_synchronize -> %d %s (%s), expected XC_ERR_TIMEOUT",
+           what, (int)rc, xc_strerror(rc), msg);
+    EXPECT(ms < TIMEOUT_SHORT_MS + MARGIN_MS, "%s: XC_ERR_TIMEOUT after %.0f ms (deadline %d ms)", what, ms,
+           TIMEOUT_SHORT_MS);
+    if (me == 0) printf("  %s: %s after %.0f ms (%s)\n", what, xc_strerror(rc), ms, msg);
+    CALL(xc_comm_get_async_error(d, &async));
+    EXPECT(async == XC_ERR_TIMEOUT, "%s: xc_comm_get_async_error -> %s, expected XC_ERR_TIMEOUT", what,
+           xc_strerror(async));
+    /* The error was cleared by the synchronize. */
+    CALL(xc_stream_synchronize(s));
+  }
+  CALL(xc_barrier(world));
+  CALL(xc_comm_abort(d));
+  {
+    xc_result_t rc = xc_stream_destroy(s);
+    EXPECT(rc == XC_SUCCESS || rc == XC_ERR_ABORTED || rc == XC_ERR_TIMEOUT, "%s: xc_stream_destroy -> %s (%s)", what,
+           xc_strerror(rc), xc_last_error());
+  }
+  CALL(xc_comm_free(d));
+  dev_free(world, in);
+  dev_free(world, out);
+}
+
+static int run_timeout(void) {
+  xc_comm_t world;
+  xc_stream_t s;
+  void *in, *out;
+  MP_CHECK(xc_init(NULL, &world));
+  MP_CHECK(xc_comm_rank(world, &me));
+  MP_CHECK(xc_comm_size(world, &n));
+  mp_rank = me;
+  dev_setup(world);
+  if (n < 2) {
+    if (me == 0) printf("device_fault timeout: needs 2 or more ranks\n");
+    return 2;
+  }
+  if (me == 0)
+    printf("device_fault timeout: %d ranks on the %s device, deadline %d ms\n", n, dev_kind(), TIMEOUT_SHORT_MS);
+  timeout_once(world, 0);
+  timeout_once(world, 1);
+  s = dev_stream(world);
+  CALL(xc_stream_bind(world, s, XC_BIND_COLLECTIVES));
+  in = dev_alloc(world, 1001 * 4);
+  out = dev_alloc(world, 1001 * 4);
+  fill_input(in, 1001, 3);
+  CALL(xc_allreduce(in, out, 1001, XC_INT32, XC_SUM, world));
+  CALL(xc_stream_synchronize(s));
+  check_output(out, 1001, 3);
+  CALL(xc_stream_destroy(s));
+  dev_free(world, in);
+  dev_free(world, out);
+  MP_CHECK(xc_comm_free(world));
+  if (me == 0) printf("device_fault timeout: passed\n");
+  return 0;
+}
+
 /* ---- abort -------------------------------------------------------------------- */
 
 typedef struct {
@@ -269,7 +366,8 @@ static void abort_once(xc_comm_t world, int threaded) {
   xc_comm_t d;
   xc_stream_t s;
   void *in = dev_alloc(world, 1001 * 4), *out = dev_alloc(world, 1001 * 4);
-  const char *how = threaded ? "aborted while another thread waits in xc_stream_synchronize" : "aborted, then synchronised";
+  const char *how =
+      threaded ? "aborted while another thread waits in xc_stream_synchronize" : "aborted, then synchronised";
   CALL(xc_comm_dup(world, &d));
   s = dev_stream(d);
   CALL(xc_stream_bind(d, s, XC_BIND_COLLECTIVES));
@@ -292,7 +390,8 @@ static void abort_once(xc_comm_t world, int threaded) {
     rc = xc_comm_abort(d);
     after = now_ns();
     EXPECT(rc == XC_SUCCESS, "%s: xc_comm_abort -> %s (%s)", how, xc_strerror(rc), xc_last_error());
-    EXPECT((double)(after - t0) / 1e6 < ABORT_CALL_MS, "%s: xc_comm_abort took %.0f ms", how, (double)(after - t0) / 1e6);
+    EXPECT((double)(after - t0) / 1e6 < ABORT_CALL_MS, "%s: xc_comm_abort took %.0f ms", how,
+           (double)(after - t0) / 1e6);
     if (threaded) {
       EXPECT(pthread_join(th, NULL) == 0, "pthread_join failed");
       rc = t.rc;
@@ -369,10 +468,11 @@ static int run_abort(void) {
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "abort") == 0) return run_abort();
+  if (argc >= 2 && strcmp(argv[1], "timeout") == 0) return run_timeout();
   if (argc >= 3 && strcmp(argv[2], "kill") == 0) {
     g_dir = argv[1];
     return run_kill();
   }
-  fprintf(stderr, "usage: %s DIR kill | %s abort\n", argv[0], argv[0]);
+  fprintf(stderr, "usage: %s DIR kill | %s abort | %s timeout\n", argv[0], argv[0], argv[0]);
   return 2;
 }

@@ -16,7 +16,9 @@
      any_source  each rank in turn receives one message from every other
                  rank with XC_ANY_SOURCE and XC_ANY_TAG (xc_irecv + xc_waitall:
                  real source, tag and size; one blocking xc_recv whose
-                 status at enqueue says XC_ANY_SOURCE).
+                 status at enqueue says XC_ANY_SOURCE, completed by
+                 synchronising the default stream, xc_stream_wrap(comm,
+                 NULL), where any-source receives go).
      truncation  a message larger than the receive buffer: xc_irecv + xc_wait
                  gives XC_ERR_TRUNCATED (status: real size) and the stream's
                  xc_stream_synchronize returns it once; xc_recv's truncation
@@ -50,7 +52,8 @@
 #define GUARD 64u
 
 static xc_comm_t world;
-static xc_stream_t g_stream; /* bound for every peer of world (ops without a per-peer binding) */
+static xc_stream_t g_stream;  /* bound for every peer of world (ops without a per-peer binding) */
+static xc_stream_t g_default; /* xc_stream_wrap(world, NULL): the default stream, where any-source receives go */
 static int me, n;
 static unsigned char *scratch; /* the expected message, rebuilt per check */
 #define SCRATCH_BYTES ((size_t)(8 << 20) + 64)
@@ -65,13 +68,13 @@ static void sync_or_die(xc_stream_t s, const char *what) {
   }
 }
 
-#define CALL(what, call)                                                                                  \
-  do {                                                                                                    \
-    xc_result_t rc_ = (call);                                                                             \
-    if (rc_ != XC_SUCCESS) {                                                                              \
+#define CALL(what, call)                                                                                    \
+  do {                                                                                                      \
+    xc_result_t rc_ = (call);                                                                               \
+    if (rc_ != XC_SUCCESS) {                                                                                \
       fprintf(stderr, "[rank %d] %s: %s -> %s (%s)\n", me, what, #call, xc_strerror(rc_), xc_last_error()); \
-      exit(1);                                                                                            \
-    }                                                                                                     \
+      exit(1);                                                                                              \
+    }                                                                                                       \
   } while (0)
 
 /* A device message buffer and its host twin. */
@@ -165,12 +168,15 @@ static void run_pairs(int nonblocking) {
           int tag = 1000 * cs + round;
           if (sending) {
             sb[peer] = make_send(bytes, msg_id(cs, round, me, peer));
-            if (nonblocking) CALL(what, xc_isend(sb[peer].dev, count, dt, peer, tag, world, &reqs[nreq++]));
-            else CALL(what, xc_send(sb[peer].dev, count, dt, peer, tag, world));
+            if (nonblocking)
+              CALL(what, xc_isend(sb[peer].dev, count, dt, peer, tag, world, &reqs[nreq++]));
+            else
+              CALL(what, xc_send(sb[peer].dev, count, dt, peer, tag, world));
           } else {
             rb[peer] = make_recv(bytes + extra * es);
             memset(&st[nrecv], 0xff, sizeof st[nrecv]);
-            if (nonblocking) CALL(what, xc_irecv(rb[peer].dev, count + extra, dt, peer, tag, world, &reqs[nreq++]));
+            if (nonblocking)
+              CALL(what, xc_irecv(rb[peer].dev, count + extra, dt, peer, tag, world, &reqs[nreq++]));
             else {
               CALL(what, xc_recv(rb[peer].dev, count, dt, peer, tag, world, &st[nrecv]));
               p2p_check_status(&st[nrecv], peer, tag, bytes, 0, what); /* at enqueue: the given peer, tag, capacity */
@@ -234,12 +240,14 @@ static void run_sendrecv(void) {
       dbuf sb = make_send(bytes, msg_id(3, round, me, to)), rb = make_recv(bytes);
       xc_status_t st;
       char what[160];
-      snprintf(what, sizeof what, "xc_sendrecv shift %d %s count %zu (to %d, from %d)", k, dt_name(dt), count, to, from);
+      snprintf(what, sizeof what, "xc_sendrecv shift %d %s count %zu (to %d, from %d)", k, dt_name(dt), count, to,
+               from);
       memset(&st, 0xff, sizeof st);
       CALL(what, xc_sendrecv(sb.dev, count, to, tag, rb.dev, count, from, tag, dt, world, &st));
       sync_or_die(g_stream, what);
       MP_ASSERT(st.source == from && st.tag == tag && st.error == 0,
-                "%s: status {source %d, tag %d, error %d}, expected {%d, %d, 0}", what, st.source, st.tag, st.error, from, tag);
+                "%s: status {source %d, tag %d, error %d}, expected {%d, %d, 0}", what, st.source, st.tag, st.error,
+                from, tag);
       check_recv(&rb, bytes, from, msg_id(3, round, from, me), what);
       drop(&sb);
       drop(&rb);
@@ -248,7 +256,9 @@ static void run_sendrecv(void) {
 
 /* ---- any source ------------------------------------------------------------------ */
 
-static size_t any_bytes(int sender, int round) { return round == 0 ? 0 : (size_t)(1001 * sender + 17 * round) + (round == 2 ? (size_t)1 << 20 : 0); }
+static size_t any_bytes(int sender, int round) {
+  return round == 0 ? 0 : (size_t)(1001 * sender + 17 * round) + (round == 2 ? (size_t)1 << 20 : 0);
+}
 
 static void run_any_source(void) {
   int target, round;
@@ -277,19 +287,21 @@ static void run_any_source(void) {
             xc_status_t bst;
             memset(&bst, 0xff, sizeof bst);
             CALL(what, xc_recv(rb[i].dev, cap, XC_UINT8, XC_ANY_SOURCE, XC_ANY_TAG, world, &bst));
-            p2p_check_status(&bst, XC_ANY_SOURCE, XC_ANY_TAG, cap, 0, "blocking xc_recv from XC_ANY_SOURCE (status at enqueue)");
+            p2p_check_status(&bst, XC_ANY_SOURCE, XC_ANY_TAG, cap, 0,
+                             "blocking xc_recv from XC_ANY_SOURCE (status at enqueue)");
             reqs[i] = NULL;
           } else {
             CALL(what, xc_irecv(rb[i].dev, cap, XC_UINT8, XC_ANY_SOURCE, XC_ANY_TAG, world, &reqs[i]));
           }
         }
         CALL(what, xc_waitall((size_t)nr, reqs, st));
-        sync_or_die(g_stream, what);
+        sync_or_die(g_default, what); /* the blocking one: any-source receives go to the default stream */
         for (i = blocking ? 1 : 0; i < nr; ++i) {
           int src = st[i].source;
           char w2[200];
           snprintf(w2, sizeof w2, "%s: receive %d", what, i);
-          MP_ASSERT(src >= 0 && src < n && src != me && !seen[src], "%s: status.source %d (invalid or seen twice)", w2, src);
+          MP_ASSERT(src >= 0 && src < n && src != me && !seen[src], "%s: status.source %d (invalid or seen twice)", w2,
+                    src);
           seen[src] = 1;
           p2p_check_status(&st[i], src, 4000 + src, any_bytes(src, round), 0, w2);
           check_recv(&rb[i], any_bytes(src, round), src, msg_id(4, round, src, me), w2);
@@ -325,14 +337,16 @@ static void run_truncation(void) {
     for (i = 0; i < n; ++i) CALL("truncation", xc_stream_bind(d, s, i));
   }
   if (n >= 2 && me == 0) {
-    dbuf a = make_send(1001, msg_id(5, 0, 0, 1)), b = make_send(1001, msg_id(5, 1, 0, 1)), c = make_send(600, msg_id(5, 2, 0, 1));
+    dbuf a = make_send(1001, msg_id(5, 0, 0, 1)), b = make_send(1001, msg_id(5, 1, 0, 1)),
+         c = make_send(600, msg_id(5, 2, 0, 1));
     xc_result_t async = XC_ERR_INTERNAL;
     CALL("truncation (sender)", xc_send(a.dev, 1001, XC_UINT8, 1, 50, d));
     CALL("truncation (sender)", xc_send(b.dev, 1001, XC_UINT8, 1, 50, d));
     CALL("truncation (sender)", xc_send(c.dev, 600, XC_UINT8, 1, 50, d));
     sync_or_die(s, "truncation: the sender's stream (its sends succeed)");
     CALL("truncation", xc_comm_get_async_error(d, &async));
-    MP_ASSERT(async == XC_SUCCESS, "truncation: the sender's async error is %d (%s), expected none", (int)async, xc_strerror(async));
+    MP_ASSERT(async == XC_SUCCESS, "truncation: the sender's async error is %d (%s), expected none", (int)async,
+              xc_strerror(async));
     drop(&a);
     drop(&b);
     drop(&c);
@@ -348,9 +362,10 @@ static void run_truncation(void) {
               (int)rc, xc_strerror(rc), xc_last_error());
     p2p_check_status(&st, 0, 50, 1001, XC_ERR_TRUNCATED, "truncation: xc_irecv's status");
     rc = xc_stream_synchronize(s);
-    MP_ASSERT(rc == XC_ERR_TRUNCATED && xc_last_error()[0] != '\0',
-              "truncation: xc_stream_synchronize after the truncated xc_irecv -> %d (%s: %s), expected XC_ERR_TRUNCATED",
-              (int)rc, xc_strerror(rc), xc_last_error());
+    MP_ASSERT(
+        rc == XC_ERR_TRUNCATED && xc_last_error()[0] != '\0',
+        "truncation: xc_stream_synchronize after the truncated xc_irecv -> %d (%s: %s), expected XC_ERR_TRUNCATED",
+        (int)rc, xc_strerror(rc), xc_last_error());
     rc = xc_stream_synchronize(s);
     MP_ASSERT(rc == XC_SUCCESS, "truncation: a second xc_stream_synchronize -> %d (%s: %s), expected the error cleared",
               (int)rc, xc_strerror(rc), xc_last_error());
@@ -425,20 +440,24 @@ static void run_group(void) {
       int p, tag = 7000 + round;
       char what[160];
       MP_ASSERT(sb && rb && st && reqs, "out of memory");
-      snprintf(what, sizeof what, "group of %s with every rank, %s count %zu", form ? "xc_isend/xc_irecv" : "xc_send/xc_recv",
-               dt_name(dt), count);
+      snprintf(what, sizeof what, "group of %s with every rank, %s count %zu",
+               form ? "xc_isend/xc_irecv" : "xc_send/xc_recv", dt_name(dt), count);
       for (p = 0; p < n; ++p) {
         sb[p] = make_send(bytes, msg_id(7, round * 2 + form, me, p));
         rb[p] = make_recv(bytes);
       }
       CALL(what, xc_group_start());
       for (p = 0; p < n; ++p) { /* sends before receives on every rank: only the group makes this work */
-        if (form) CALL(what, xc_isend(sb[p].dev, count, dt, p, tag, world, &reqs[p]));
-        else CALL(what, xc_send(sb[p].dev, count, dt, p, tag, world));
+        if (form)
+          CALL(what, xc_isend(sb[p].dev, count, dt, p, tag, world, &reqs[p]));
+        else
+          CALL(what, xc_send(sb[p].dev, count, dt, p, tag, world));
       }
       for (p = 0; p < n; ++p) {
-        if (form) CALL(what, xc_irecv(rb[p].dev, count, dt, p, tag, world, &reqs[n + p]));
-        else CALL(what, xc_recv(rb[p].dev, count, dt, p, tag, world, &st[p]));
+        if (form)
+          CALL(what, xc_irecv(rb[p].dev, count, dt, p, tag, world, &reqs[n + p]));
+        else
+          CALL(what, xc_recv(rb[p].dev, count, dt, p, tag, world, &st[p]));
       }
       CALL(what, xc_group_end());
       if (form) CALL(what, xc_waitall(2 * (size_t)n, reqs, st));
@@ -480,8 +499,8 @@ static void run_per_peer(void) {
     int both = to == from; /* shift 0, or n/2 with n even: the same peer both ways */
     dbuf sb = make_send(bytes, msg_id(8, k, me, to)), rb = make_recv(bytes);
     char what[160];
-    snprintf(what, sizeof what, "per-peer streams, shift %d (to %d on its stream, from %d on its stream) %s count %zu", k,
-             to, from, dt_name(dt), count);
+    snprintf(what, sizeof what, "per-peer streams, shift %d (to %d on its stream, from %d on its stream) %s count %zu",
+             k, to, from, dt_name(dt), count);
     if (both) CALL(what, xc_group_start());
     CALL(what, xc_send(sb.dev, count, dt, to, tag, d));
     CALL(what, xc_recv(rb.dev, count, dt, from, tag, d, NULL));
@@ -531,7 +550,8 @@ static void run_kinds(void) {
       CALL("host/device", xc_wait(&req, &st));
       p2p_check_status(&st, 0, 90, 256, 0, "host/device: the device receive");
       sync_or_die(g_stream, "host/device messages (receiver)");
-      p2p_check_data(host, 256, 0, msg_id(9, 10 + round, 0, 1), scratch, "host/device: the host receive got the device message");
+      p2p_check_data(host, 256, 0, msg_id(9, 10 + round, 0, 1), scratch,
+                     "host/device: the host receive got the device message");
       p2p_check_untouched(host + 256, GUARD, SENTINEL, "host/device: the host receive");
       check_recv(&rb, 256, 0, msg_id(9, round, 0, 1), "host/device: the device receive got the host message");
       drop(&rb);
@@ -550,9 +570,11 @@ static void run_pairs_blocking(void) { run_pairs(0); }
 static void run_pairs_nonblocking(void) { run_pairs(1); }
 
 static const p2p_case kCases[] = {
-    {"pairs", run_pairs_blocking}, {"nonblocking", run_pairs_nonblocking}, {"sendrecv", run_sendrecv},
-    {"any_source", run_any_source}, {"truncation", run_truncation},        {"zero", run_zero},
-    {"group", run_group},           {"per_peer", run_per_peer},            {"kinds", run_kinds},
+    {"pairs", run_pairs_blocking},  {"nonblocking", run_pairs_nonblocking},
+    {"sendrecv", run_sendrecv},     {"any_source", run_any_source},
+    {"truncation", run_truncation}, {"zero", run_zero},
+    {"group", run_group},           {"per_peer", run_per_peer},
+    {"kinds", run_kinds},
 };
 #define NCASES (sizeof kCases / sizeof kCases[0])
 
@@ -581,6 +603,7 @@ int main(int argc, char **argv) {
   scratch = (unsigned char *)p2p_alloc(SCRATCH_BYTES);
   g_stream = dev_stream(world);
   for (p = 0; p < n; ++p) MP_CHECK(xc_stream_bind(world, g_stream, p));
+  MP_CHECK(xc_stream_wrap(world, NULL, &g_default));
   if (me == 0) printf("device_p2p: on the %s device\n", dev_kind());
   for (k = 0; k < NCASES; ++k) {
     if (any && !selected[k]) continue;
@@ -590,6 +613,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   MP_CHECK(xc_stream_destroy(g_stream));
+  MP_CHECK(xc_stream_destroy(g_default));
   free(scratch);
   MP_CHECK(xc_comm_free(world));
   if (me == 0) printf("device_p2p: all passed\n");

@@ -19,7 +19,8 @@
      destroy_pending  xc_stream_destroy with allreduces still enqueued: it
                       waits for them (their results are there when it
                       returns) and unbinds the stream, so later collectives
-                      go to the default stream (completed with xc_wait).
+                      go to the default stream (completed with xc_wait, and
+                      by synchronising xc_stream_wrap(comm, NULL)).
      unbind           xc_stream_bind(comm, NULL, target): a stream held by a
                       receive its peer satisfies only later; with the
                       collectives unbound from it, an allreduce completes
@@ -27,6 +28,9 @@
                       for a peer's binding.
      shared           one stream bound on two communicators (collectives) and
                       for a peer: every op on it, one xc_stream_synchronize.
+     group_coll       a device allreduce between a device send and receive
+                      in one group (the collective is enqueued when called,
+                      the messages at xc_group_end), all on one stream.
      mixed            a device allreduce enqueued, then a host barrier and a
                       host allreduce on the same communicator, then the
                       stream synchronised.
@@ -42,13 +46,13 @@ static xc_comm_t world;
 static int me, n;
 static uint64_t g_salt = 1;
 
-#define CALL(what, call)                                                                                  \
-  do {                                                                                                    \
-    xc_result_t rc_ = (call);                                                                             \
-    if (rc_ != XC_SUCCESS) {                                                                              \
+#define CALL(what, call)                                                                                    \
+  do {                                                                                                      \
+    xc_result_t rc_ = (call);                                                                               \
+    if (rc_ != XC_SUCCESS) {                                                                                \
       fprintf(stderr, "[rank %d] %s: %s -> %s (%s)\n", me, what, #call, xc_strerror(rc_), xc_last_error()); \
-      exit(1);                                                                                            \
-    }                                                                                                     \
+      exit(1);                                                                                              \
+    }                                                                                                       \
   } while (0)
 
 /* ---- int32 data whose sums are exact ---------------------------------------------- */
@@ -106,8 +110,8 @@ static void check_msg(const int32_t *dev, size_t count, uint64_t salt, int from,
   dev_get(h, dev, count * 4);
   for (i = 0; i < count; ++i)
     if (h[i] != val(salt, from, i)) {
-      fprintf(stderr, "[rank %d] FAIL %s: int32 count %zu from rank %d: element %zu is %d, expected %d\n", me, what, count,
-              from, i, h[i], val(salt, from, i));
+      fprintf(stderr, "[rank %d] FAIL %s: int32 count %zu from rank %d: element %zu is %d, expected %d\n", me, what,
+              count, from, i, h[i], val(salt, from, i));
       exit(1);
     }
   free(h);
@@ -263,11 +267,21 @@ static void run_destroy_pending(void) {
   rc = xc_stream_destroy(s);
   MP_ASSERT(rc == XC_SUCCESS, "%s -> %s (%s)", what, xc_strerror(rc), xc_last_error());
   for (k = 0; k < K; ++k) check_sum(out[k], count, salt, 1, "an allreduce enqueued before xc_stream_destroy");
-  /* Unbound by the destroy: the next collective goes to the default stream. */
+  /* Unbound by the destroy: the next collectives go to the default stream,
+     completed by xc_wait, and by synchronising xc_stream_wrap(comm, NULL). */
   dev_fill(out[0], 0, count * 4);
   CALL(what, xc_iallreduce(in, out[0], count, XC_INT32, XC_SUM, world, &req));
   CALL(what, xc_wait(&req, NULL));
-  check_sum(out[0], count, salt, 1, "an allreduce after xc_stream_destroy (default stream)");
+  check_sum(out[0], count, salt, 1, "an allreduce after xc_stream_destroy (default stream, xc_wait)");
+  {
+    xc_stream_t def;
+    CALL(what, xc_stream_wrap(world, NULL, &def));
+    dev_fill(out[1], 0, count * 4);
+    CALL(what, xc_allreduce(in, out[1], count, XC_INT32, XC_SUM, world));
+    CALL(what, xc_stream_synchronize(def));
+    check_sum(out[1], count, salt, 1, "an allreduce after xc_stream_destroy (default stream, synchronised)");
+    CALL(what, xc_stream_destroy(def));
+  }
   for (k = 0; k < K; ++k) dev_free(world, out[k]);
   dev_free(world, in);
   CALL("xc_stream_destroy(NULL)", xc_stream_destroy(NULL));
@@ -301,9 +315,10 @@ static void run_unbind(void) {
   msg = me == 0 ? dev_zeros(d, count) : dev_vector(d, count, msalt);
   if (me == 0) CALL(what, xc_recv(msg, count, XC_INT32, 1, 21, d, NULL)); /* holds s until rank 1 sends */
   CALL(what, xc_iallreduce(in, out, count, XC_INT32, XC_SUM, d, &req));
-  CALL("unbind: an allreduce after xc_stream_bind(comm, NULL, XC_BIND_COLLECTIVES) (it must not wait behind the "
-       "receive on the stream it was unbound from)",
-       xc_wait(&req, NULL));
+  CALL(
+      "unbind: an allreduce after xc_stream_bind(comm, NULL, XC_BIND_COLLECTIVES) (it must not wait behind the "
+      "receive on the stream it was unbound from)",
+      xc_wait(&req, NULL));
   check_sum(out, count, salt, 1, "unbind: the allreduce on the default stream");
   if (me == 1) CALL(what, xc_send(msg, count, XC_INT32, 0, 21, d));
   sync_ok(s, what);
@@ -316,11 +331,12 @@ static void run_unbind(void) {
     if (me == 0) {
       int32_t *to2 = dev_vector(d, count, m2salt);
       CALL(what, xc_stream_bind(d, NULL, 2));
-      CALL(what, xc_recv(msg, count, XC_INT32, 1, 22, d, NULL)); /* on s */
+      CALL(what, xc_recv(msg, count, XC_INT32, 1, 22, d, NULL));  /* on s */
       CALL(what, xc_isend(to2, count, XC_INT32, 2, 23, d, &req)); /* on the default stream */
-      CALL("unbind: a send after xc_stream_bind(comm, NULL, peer) (it must not wait behind the receive on the stream "
-           "it was unbound from)",
-           xc_wait(&req, NULL));
+      CALL(
+          "unbind: a send after xc_stream_bind(comm, NULL, peer) (it must not wait behind the receive on the stream "
+          "it was unbound from)",
+          xc_wait(&req, NULL));
       sync_ok(s, what);
       check_msg(msg, count, m2salt, 1, "unbind: the second message received on the held stream");
       dev_free(d, to2);
@@ -387,6 +403,35 @@ static void run_shared(void) {
   CALL(what, xc_comm_free(d2));
 }
 
+/* A group holding a device collective and device messages: the collective
+   is enqueued when called, the messages at xc_group_end. */
+static void run_group_coll(void) {
+  xc_stream_t s = dev_stream(world);
+  const size_t count = 20011;
+  uint64_t salt = ++g_salt, msalt = ++g_salt;
+  int32_t *in = dev_vector(world, count, salt), *out = dev_zeros(world, count);
+  int32_t *msg = dev_vector(world, count, msalt), *rmsg = dev_zeros(world, count);
+  int p, next = (me + 1) % n, prev = (me - 1 + n) % n;
+  const char *what = "a device allreduce and device messages in one group";
+  CALL(what, xc_stream_bind(world, s, XC_BIND_COLLECTIVES));
+  for (p = 0; p < n; ++p) CALL(what, xc_stream_bind(world, s, p));
+  CALL(what, xc_group_start());
+  CALL(what, xc_send(msg, count, XC_INT32, next, 41, world));
+  CALL(what, xc_allreduce(in, out, count, XC_INT32, XC_SUM, world));
+  CALL(what, xc_recv(rmsg, count, XC_INT32, prev, 41, world, NULL));
+  CALL(what, xc_group_end());
+  sync_ok(s, what);
+  check_sum(out, count, salt, 1, "group: the allreduce");
+  check_msg(rmsg, count, msalt, prev, "group: the message");
+  for (p = 0; p < n; ++p) CALL(what, xc_stream_bind(world, NULL, p));
+  CALL(what, xc_stream_bind(world, NULL, XC_BIND_COLLECTIVES));
+  CALL(what, xc_stream_destroy(s));
+  dev_free(world, in);
+  dev_free(world, out);
+  dev_free(world, msg);
+  dev_free(world, rmsg);
+}
+
 static void run_mixed(void) {
   xc_comm_t d;
   xc_stream_t s;
@@ -423,8 +468,9 @@ typedef struct {
 } stream_case;
 
 static const stream_case kCases[] = {
-    {"two_streams", run_two_streams}, {"order", run_order},   {"wrap", run_wrap},   {"destroy_pending", run_destroy_pending},
-    {"unbind", run_unbind},           {"shared", run_shared}, {"mixed", run_mixed},
+    {"two_streams", run_two_streams},         {"order", run_order},   {"wrap", run_wrap},
+    {"destroy_pending", run_destroy_pending}, {"unbind", run_unbind}, {"shared", run_shared},
+    {"group_coll", run_group_coll},           {"mixed", run_mixed},
 };
 #define NCASES (sizeof kCases / sizeof kCases[0])
 
