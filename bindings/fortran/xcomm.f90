@@ -27,7 +27,22 @@
 !    buffer it is rejected with XC_ERR_INVALID_ARGUMENT;
 !  - xc_mem_alloc gives a type(c_ptr) (c_null_ptr for 0 bytes or a failure),
 !    to be viewed with c_f_pointer; xc_mem_free sets it to c_null_ptr on
-!    success (as mpi_f08's MPI_Alloc_mem / MPI_Free_mem).
+!    success (as mpi_f08's MPI_Alloc_mem / MPI_Free_mem);
+!  - device memory: xc_mem_alloc_device gives a type(c_ptr) to device memory
+!    (freed with xc_mem_free). Pass it to any op as an array made with
+!    c_f_pointer(ptr, x, shape), x declared POINTER, CONTIGUOUS: the ops take
+!    the array's address and never read it from Fortran (only the emulated
+!    device, XC_DEVICE=emulated, lets Fortran read or write its elements).
+!    Without CONTIGUOUS, gfortran (12) passes a host copy of any pointer
+!    array to the blocking calls' contiguous dummies, which reads device
+!    memory on the host and moves the copy instead (the same holds for views
+!    of xc_mem_alloc memory: the op then moves an ordinary copy). Device ops are stream-ordered (see the header): a
+!    call has only enqueued the op when it returns; xc_stream_synchronize
+!    waits for it. Streams (xc_stream) and registered buffers (xc_buffer)
+!    are handle types like xc_comm; xc_stream_wrap takes the application's
+!    cudaStream_t as a type(c_ptr); xc_stream_destroy and
+!    xc_buffer_deregister set the handle to null, since the library
+!    releases it whatever they return.
 !
 ! Errors that the bindings detect themselves (negative count, XC_IN_PLACE
 ! misplaced, non-contiguous non-blocking buffer, too short arrays) return
@@ -103,6 +118,10 @@ module xcomm
   integer, parameter, public :: XC_ANY_TAG = -1
   integer, parameter, public :: XC_TAG_MAX = huge(0_int32)
 
+  ! ---- device memory and streams ----------------------------------------------
+  !> xc_stream_bind target: the communicator's collectives (else a peer rank).
+  integer, parameter, public :: XC_BIND_COLLECTIVES = -1
+
   ! ---- types -----------------------------------------------------------------
   !> A communicator (xc_comm_t). Default: null.
   type, bind(c), public :: xc_comm
@@ -114,6 +133,16 @@ module xcomm
   type, bind(c), public :: xc_request
     type(c_ptr) :: ptr = c_null_ptr
   end type xc_request
+
+  !> A stream of device work (xc_stream_t). Default: null.
+  type, bind(c), public :: xc_stream
+    type(c_ptr) :: ptr = c_null_ptr
+  end type xc_stream
+
+  !> A registered device buffer (xc_buffer_t). Default: null.
+  type, bind(c), public :: xc_buffer
+    type(c_ptr) :: ptr = c_null_ptr
+  end type xc_buffer
 
   !> xc_status_t. The default value is the empty status.
   type, bind(c), public :: xc_status
@@ -149,6 +178,8 @@ module xcomm
 
   type(xc_comm), parameter, public :: XC_COMM_NULL = xc_comm(c_null_ptr)
   type(xc_request), parameter, public :: XC_REQUEST_NULL = xc_request(c_null_ptr)
+  type(xc_stream), parameter, public :: XC_STREAM_NULL = xc_stream(c_null_ptr)
+  type(xc_buffer), parameter, public :: XC_BUFFER_NULL = xc_buffer(c_null_ptr)
   !> sizeof(xc_config_t), and the C XC_CONFIG_INIT (Fortran names are case-blind,
   !> so it cannot share the name of the subroutine xc_config_init).
   integer(c_size_t), parameter, public :: XC_CONFIG_SIZE = c_sizeof(xc_config())
@@ -174,13 +205,15 @@ module xcomm
   public :: xc_iscatterv, xc_ireduce_scatter, xc_ireduce_scatterv, xc_ialltoall, xc_ialltoallv, xc_iscan
   public :: xc_iexscan, xc_group_start, xc_group_end
   public :: xc_mem_alloc, xc_mem_free
+  public :: xc_stream_create, xc_stream_wrap, xc_stream_destroy, xc_stream_synchronize, xc_stream_bind
+  public :: xc_mem_alloc_device, xc_buffer_register, xc_buffer_deregister
   public :: operator(==), operator(/=)
 
   interface operator(==)
-    module procedure comm_eq, request_eq
+    module procedure comm_eq, request_eq, stream_eq, buffer_eq
   end interface
   interface operator(/=)
-    module procedure comm_ne, request_ne
+    module procedure comm_ne, request_ne, stream_ne, buffer_ne
   end interface
 
   ! Optional configs and statuses are told apart by generic resolution, so
@@ -304,6 +337,12 @@ module xcomm
   end interface
   interface xc_mem_alloc
     module procedure xc_mem_alloc_i4, xc_mem_alloc_i8
+  end interface
+  interface xc_mem_alloc_device
+    module procedure xc_mem_alloc_device_i4, xc_mem_alloc_device_i8
+  end interface
+  interface xc_buffer_register
+    module procedure xc_buffer_register_i4, xc_buffer_register_i8
   end interface
 
   ! ---- the C API (include/xcomm.h), one interface per function ---------------
@@ -869,6 +908,56 @@ module xcomm
       type(c_ptr), value :: ptr
     end function c_xc_mem_free
 
+    integer(c_int) function c_xc_stream_create(comm, out) bind(c, name='xc_stream_create')
+      import :: c_int, c_ptr, xc_stream
+      type(c_ptr), value :: comm
+      type(xc_stream), intent(inout) :: out
+    end function c_xc_stream_create
+
+    integer(c_int) function c_xc_stream_wrap(comm, cuda_stream, out) bind(c, name='xc_stream_wrap')
+      import :: c_int, c_ptr, xc_stream
+      type(c_ptr), value :: comm
+      type(c_ptr), value :: cuda_stream
+      type(xc_stream), intent(inout) :: out
+    end function c_xc_stream_wrap
+
+    integer(c_int) function c_xc_stream_destroy(stream) bind(c, name='xc_stream_destroy')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: stream
+    end function c_xc_stream_destroy
+
+    integer(c_int) function c_xc_stream_synchronize(stream) bind(c, name='xc_stream_synchronize')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: stream
+    end function c_xc_stream_synchronize
+
+    integer(c_int) function c_xc_stream_bind(comm, stream, target) bind(c, name='xc_stream_bind')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      type(c_ptr), value :: stream
+      integer(c_int), value :: target
+    end function c_xc_stream_bind
+
+    integer(c_int) function c_xc_mem_alloc_device(comm, bytes, ptr) bind(c, name='xc_mem_alloc_device')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: comm
+      integer(c_size_t), value :: bytes
+      type(c_ptr), intent(inout) :: ptr
+    end function c_xc_mem_alloc_device
+
+    integer(c_int) function c_xc_buffer_register(comm, ptr, bytes, out) bind(c, name='xc_buffer_register')
+      import :: c_int, c_ptr, c_size_t, xc_buffer
+      type(c_ptr), value :: comm
+      type(c_ptr), value :: ptr
+      integer(c_size_t), value :: bytes
+      type(xc_buffer), intent(inout) :: out
+    end function c_xc_buffer_register
+
+    integer(c_int) function c_xc_buffer_deregister(buf) bind(c, name='xc_buffer_deregister')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: buf
+    end function c_xc_buffer_deregister
+
     ! Not xcomm: the C library's strlen, to read the library's strings.
     integer(c_size_t) function c_strlen(s) bind(c, name='strlen')
       import :: c_size_t, c_ptr
@@ -1016,6 +1105,26 @@ contains
     type(xc_request), intent(in) :: a, b
     request_ne = .not. request_eq(a, b)
   end function request_ne
+
+  elemental logical function stream_eq(a, b)
+    type(xc_stream), intent(in) :: a, b
+    stream_eq = (.not. c_associated(a%ptr) .and. .not. c_associated(b%ptr)) .or. c_associated(a%ptr, b%ptr)
+  end function stream_eq
+
+  elemental logical function stream_ne(a, b)
+    type(xc_stream), intent(in) :: a, b
+    stream_ne = .not. stream_eq(a, b)
+  end function stream_ne
+
+  elemental logical function buffer_eq(a, b)
+    type(xc_buffer), intent(in) :: a, b
+    buffer_eq = (.not. c_associated(a%ptr) .and. .not. c_associated(b%ptr)) .or. c_associated(a%ptr, b%ptr)
+  end function buffer_eq
+
+  elemental logical function buffer_ne(a, b)
+    type(xc_buffer), intent(in) :: a, b
+    buffer_ne = .not. buffer_eq(a, b)
+  end function buffer_ne
 
   ! ==== status, versions, dtypes, configuration ================================
 
@@ -2644,5 +2753,114 @@ contains
     if (rc == XC_SUCCESS) ptr = c_null_ptr
     call finish(rc, 'xc_mem_free', ierr)
   end subroutine xc_mem_free
+
+  ! ==== device memory and streams ================================================
+
+  !> A new stream on comm's device (xc_stream_create); release it with
+  !> xc_stream_destroy. Without a device: XC_ERR_UNSUPPORTED.
+  subroutine xc_stream_create(comm, stream, ierr)
+    type(xc_comm), intent(in) :: comm
+    type(xc_stream), intent(out) :: stream
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_stream_create(comm%ptr, stream), 'xc_stream_create', ierr)
+  end subroutine xc_stream_create
+
+  !> Wrap the application's cudaStream_t (c_null_ptr: the legacy default
+  !> stream). xcomm never destroys the CUDA stream, which must outlive the
+  !> wrapper; xc_stream_destroy releases the wrapper only.
+  subroutine xc_stream_wrap(comm, cuda_stream, stream, ierr)
+    type(xc_comm), intent(in) :: comm
+    type(c_ptr), intent(in) :: cuda_stream
+    type(xc_stream), intent(out) :: stream
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_stream_wrap(comm%ptr, cuda_stream, stream), 'xc_stream_wrap', ierr)
+  end subroutine xc_stream_wrap
+
+  !> Wait for the work xcomm enqueued on stream, unbind it from every
+  !> communicator and release it; stream becomes XC_STREAM_NULL (whatever
+  !> the result: the library releases it either way). ierr: the stream's
+  !> first error, if any. XC_STREAM_NULL does nothing.
+  subroutine xc_stream_destroy(stream, ierr)
+    type(xc_stream), intent(inout) :: stream
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: rc
+    rc = c_xc_stream_destroy(stream%ptr)
+    stream%ptr = c_null_ptr
+    call finish(rc, 'xc_stream_destroy', ierr)
+  end subroutine xc_stream_destroy
+
+  !> Block until every op xcomm enqueued on stream has completed; ierr: the
+  !> first error of those ops (which clears it).
+  subroutine xc_stream_synchronize(stream, ierr)
+    type(xc_stream), intent(in) :: stream
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_stream_synchronize(stream%ptr), 'xc_stream_synchronize', ierr)
+  end subroutine xc_stream_synchronize
+
+  !> Route comm's device-memory ops to stream: its collectives (target
+  !> XC_BIND_COLLECTIVES) or its point-to-point ops with peer rank target.
+  !> XC_STREAM_NULL unbinds (back to comm's default stream). Local.
+  subroutine xc_stream_bind(comm, stream, target, ierr)
+    type(xc_comm), intent(in) :: comm
+    type(xc_stream), intent(in) :: stream
+    integer, intent(in) :: target
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_stream_bind(comm%ptr, stream%ptr, int(target, c_int)), 'xc_stream_bind', ierr)
+  end subroutine xc_stream_bind
+
+  !> bytes of device memory on comm's device that peers on this host can map
+  !> (xc_mem_alloc_device), as a type(c_ptr) (c_null_ptr for 0 bytes or a
+  !> failure). View it with c_f_pointer and pass the array to any op; free
+  !> it with xc_mem_free. Without a device: XC_ERR_UNSUPPORTED.
+  subroutine xc_mem_alloc_device_i8(comm, bytes, ptr, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer(int64), intent(in) :: bytes
+    type(c_ptr), intent(out) :: ptr
+    integer, intent(out), optional :: ierr
+    ptr = c_null_ptr
+    if (.not. count_ok('xc_mem_alloc_device', bytes, ierr)) return
+    call finish(c_xc_mem_alloc_device(comm%ptr, int(bytes, c_size_t), ptr), 'xc_mem_alloc_device', ierr)
+  end subroutine xc_mem_alloc_device_i8
+
+  subroutine xc_mem_alloc_device_i4(comm, bytes, ptr, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer(int32), intent(in) :: bytes
+    type(c_ptr), intent(out) :: ptr
+    integer, intent(out), optional :: ierr
+    call xc_mem_alloc_device_i8(comm, int(bytes, int64), ptr, ierr)
+  end subroutine xc_mem_alloc_device_i4
+
+  !> Register bytes of device memory at ptr, used again and again
+  !> (xc_buffer_register); the memory must stay allocated until
+  !> xc_buffer_deregister. Host memory: XC_ERR_INVALID_ARGUMENT.
+  subroutine xc_buffer_register_i8(comm, ptr, bytes, buf, ierr)
+    type(xc_comm), intent(in) :: comm
+    type(c_ptr), intent(in) :: ptr
+    integer(int64), intent(in) :: bytes
+    type(xc_buffer), intent(out) :: buf
+    integer, intent(out), optional :: ierr
+    if (.not. count_ok('xc_buffer_register', bytes, ierr)) return
+    call finish(c_xc_buffer_register(comm%ptr, ptr, int(bytes, c_size_t), buf), 'xc_buffer_register', ierr)
+  end subroutine xc_buffer_register_i8
+
+  subroutine xc_buffer_register_i4(comm, ptr, bytes, buf, ierr)
+    type(xc_comm), intent(in) :: comm
+    type(c_ptr), intent(in) :: ptr
+    integer(int32), intent(in) :: bytes
+    type(xc_buffer), intent(out) :: buf
+    integer, intent(out), optional :: ierr
+    call xc_buffer_register_i8(comm, ptr, int(bytes, int64), buf, ierr)
+  end subroutine xc_buffer_register_i4
+
+  !> Release a registration (not the memory); buf becomes XC_BUFFER_NULL.
+  !> XC_BUFFER_NULL does nothing.
+  subroutine xc_buffer_deregister(buf, ierr)
+    type(xc_buffer), intent(inout) :: buf
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: rc
+    rc = c_xc_buffer_deregister(buf%ptr)
+    buf%ptr = c_null_ptr
+    call finish(rc, 'xc_buffer_deregister', ierr)
+  end subroutine xc_buffer_deregister
 
 end module xcomm

@@ -25,6 +25,17 @@ std::atomic<uint32_t> g_next_ack{1};
 
 int ack_tag(uint32_t id) { return kAckTagBit | static_cast<int>(id & kTagMask); }
 
+// A deadline that passed, said the way the user sees it.
+Status unmatched(const CommView &c, const P2pOp &op) {
+  std::string peer = op.peer < 0 ? "any rank" : "rank " + std::to_string(op.peer);
+  std::string tag = op.tag < 0 ? "any tag" : "tag " + std::to_string(op.tag);
+  return Error(XC_ERR_TIMEOUT,
+               "device %s %s (%s): no matching device %s within %llu ms on communicator %s (device messages match "
+               "device messages only; ranks that send to each other before receiving need xc_group_start/end)",
+               op.send ? "send to" : "receive from", peer.c_str(), tag.c_str(), op.send ? "receive" : "send",
+               static_cast<unsigned long long>(c.timeout_ms), c.name.c_str());
+}
+
 }  // namespace
 
 Status run_p2p(const CommView &c, std::vector<P2pOp> &ops, JobEnv &env) {
@@ -65,7 +76,7 @@ Status run_p2p(const CommView &c, std::vector<P2pOp> &ops, JobEnv &env) {
     if (op.send) continue;
     Status st = msgs.wait(pending[i], env.deadline(), "device receive");
     if (!st.ok()) {
-      fail(i, std::move(st));
+      fail(i, st.code() == XC_ERR_TIMEOUT ? unmatched(c, op) : std::move(st));
       continue;
     }
     sources[i] = msgs.source_rank(pending[i]);
@@ -103,6 +114,7 @@ Status run_p2p(const CommView &c, std::vector<P2pOp> &ops, JobEnv &env) {
   for (size_t i = 0; i < n; ++i) {
     if (!ops[i].send || !pending[i] || !result[i].ok()) continue;
     Status st = msgs.wait(pending[i], env.deadline(), "device send");
+    if (st.code() == XC_ERR_TIMEOUT) st = unmatched(c, ops[i]);
     if (st.ok() && acks[i].code != XC_SUCCESS && acks[i].code != XC_ERR_TRUNCATED)
       st = Error(static_cast<xc_result_t>(acks[i].code), "device send: the receiver (rank %d) could not read the buffer",
                  ops[i].peer);

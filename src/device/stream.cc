@@ -41,7 +41,7 @@ bool OpOutcome::done() {
 Status JobEnv::finish_work() {
   gpu::Event *e = nullptr;
   XC_TRY(dev_->event_record(work_, &e));
-  return gpu::event_wait(dev_, e, deadline_);
+  return gpu::event_wait(dev_, e, Deadline::AfterMs(timeout_ms_));
 }
 
 Status JobEnv::scratch(size_t bytes, void **out) {
@@ -177,7 +177,7 @@ void DeviceStream::run_thread() {
 }
 
 void DeviceStream::run_one(Pending &p) {
-  JobEnv env(dev_, work_, Deadline::AfterMs(p.job.timeout_ms));
+  JobEnv env(dev_, work_, p.job.timeout_ms);
   env.scratch_ = &scratch_;
   env.scratch_bytes_ = &scratch_bytes_;
   Status st = gpu::event_wait(dev_, p.ready, env.deadline());  // the op's inputs are ready

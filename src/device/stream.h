@@ -48,11 +48,14 @@ class OpOutcome {
 // What a job may use while it runs on the stream's thread.
 class JobEnv {
  public:
-  JobEnv(gpu::Device *dev, gpu::Stream *work, Deadline deadline) : dev_(dev), work_(work), deadline_(deadline) {}
+  JobEnv(gpu::Device *dev, gpu::Stream *work, uint64_t timeout_ms)
+      : dev_(dev), work_(work), timeout_ms_(timeout_ms), deadline_(Deadline::AfterMs(timeout_ms)) {}
   gpu::Device *dev() const { return dev_; }
   gpu::Stream *work() const { return work_; }
   Deadline deadline() const { return deadline_; }
-  // Wait for the copies and kernels queued on work() so far.
+  // Wait for the copies and kernels queued on work() so far. Its own
+  // deadline (one timeout from now), also when the op's has passed: the
+  // work must be over before the buffers it touches are let go.
   Status finish_work();
   // Device memory of at least bytes, the stream's to reuse for every job.
   Status scratch(size_t bytes, void **out);
@@ -61,6 +64,7 @@ class JobEnv {
   friend class DeviceStream;
   gpu::Device *dev_;
   gpu::Stream *work_;
+  uint64_t timeout_ms_;
   Deadline deadline_;
   void **scratch_ = nullptr;
   size_t *scratch_bytes_ = nullptr;

@@ -71,8 +71,10 @@ struct Stream {
   }
 };
 
+// Shared with the stream's mark, so destroying an event that has not
+// happened yet (CUDA allows it) leaves the mark something to write to.
 struct Event {
-  std::atomic<bool> done{false};
+  std::shared_ptr<std::atomic<bool>> done = std::make_shared<std::atomic<bool>>(false);
 };
 
 namespace {
@@ -205,13 +207,13 @@ class EmulatedDevice final : public Device {
 
   Status event_record(Stream *s, Event **out) override {
     auto *e = new Event();
-    s->submit([e] { e->done.store(true, std::memory_order_release); });
+    s->submit([done = e->done] { done->store(true, std::memory_order_release); });
     *out = e;
     return Status::Ok();
   }
 
   Status event_query(Event *e, bool *done) override {
-    *done = e->done.load(std::memory_order_acquire);
+    *done = e->done->load(std::memory_order_acquire);
     return Status::Ok();
   }
 

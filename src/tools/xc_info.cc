@@ -15,6 +15,7 @@
 #include "algo/table.h"
 #include "base/env.h"
 #include "base/host_id.h"
+#include "gpu/device.h"
 #include "topo/topology.h"
 #include "xcomm.h"
 #include "xcomm_build_config.h"
@@ -152,6 +153,15 @@ std::string link_cell(const xc::topo::GpuLink &l) {
   return "?";
 }
 
+// The device device-memory ops would use here (XC_DEVICE), or why none.
+std::string device_line() {
+  xc::Status why;
+  xc::gpu::Device *dev = xc::gpu::device_get(-1, &why);
+  std::string choice = "XC_DEVICE=" + xc::env_get("XC_DEVICE");
+  if (!dev) return "none (" + choice + "): " + why.message();
+  return std::string(dev->name()) + " " + std::to_string(dev->ordinal()) + " (" + choice + ")";
+}
+
 void print_text(const Topology &t, const std::string &topo_error, int ranks) {
   int major, minor, patch;
   xc_get_version(&major, &minor, &patch);
@@ -159,8 +169,11 @@ void print_text(const Topology &t, const std::string &topo_error, int ranks) {
   printf("Build\n");
   printf("  hwloc        %s\n", version_or(XC_HWLOC_VERSION, "not found (topology from /sys only)"));
   printf("  UCX          %s\n", version_or(XC_UCX_VERSION, "not found"));
-  printf("  CUDA, NCCL   not built into this version (device memory is not supported yet)\n");
-  printf("  transports   shared memory (same host, host memory)\n\n");
+  printf("  CUDA         %s\n", XC_HAVE_CUDA ? "kernels built in (sm_80, sm_90, compute_90 PTX); driver loaded at run time"
+                                          : "not built (-Dcuda=disabled or no nvcc): device memory only on XC_DEVICE=emulated");
+  printf("  NCCL         not used yet (device memory between hosts is not supported)\n");
+  printf("  transports   shared memory (same host, host memory); CUDA IPC (same host, device memory)\n");
+  printf("  device       %s\n\n", device_line().c_str());
 
   printf("Host\n  name         %s\n  host id      %s\n", xc::host_name().c_str(), xc::host_id().c_str());
   if (!topo_error.empty()) {

@@ -4,14 +4,19 @@
     with xcomm.init() as comm:                      # run with: xcrun -n 4 python3 prog.py
         total = comm.allreduce(np.full(4, comm.rank, dtype=np.float32))
 
-Every failed call raises xcomm.Error (.code, .name, .message). See
-bindings/python/README.md.
+Every failed call raises xcomm.Error (.code, .name, .message). Device
+memory (xcomm.DeviceArray, __cuda_array_interface__, DLPack on a CUDA device)
+works in every op, stream-ordered (xcomm.Stream, Comm.bind_stream, stream=).
+See bindings/python/README.md.
 """
 
 from ._cdef import DEFINES as _DEFINES
 from ._ffi import ffi as _ffi_obj, lib as _lib, library_path
 from .buffers import IN_PLACE, numpy_dtype
 from .comm import UNDEFINED, Comm, UniqueId, get_unique_id, init, init_rank
+from .device import DeviceArray, DeviceMemory, RegisteredBuffer
+from .stream import BIND_COLLECTIVES, Stream
+from . import testing  # noqa: F401  (xcomm.testing: emulated-device helpers, test only)
 from .config import DEVICE_AUTO, DEVICE_NONE, Config, DebugLevel, DType, Op, Result, ThreadMode
 from .groups import group
 from .memory import Memory
@@ -49,7 +54,7 @@ def dtype_size(dtype):
 
 __all__ = [
     "init", "init_rank", "get_unique_id", "get_version", "group", "dtype_size", "waitall", "strerror", "last_error",
-    "Comm", "Memory", "Request", "Status", "UniqueId", "Config", "Error", "DType", "Op", "Result", "ThreadMode",
+    "Comm", "Memory", "DeviceMemory", "DeviceArray", "RegisteredBuffer", "Stream", "BIND_COLLECTIVES", "Request", "Status", "UniqueId", "Config", "Error", "DType", "Op", "Result", "ThreadMode",
     "DebugLevel", "ANY_SOURCE", "ANY_TAG", "TAG_MAX", "UNDEFINED", "IN_PLACE", "DEVICE_AUTO", "DEVICE_NONE",
     "ABI_VERSION", "library_path",
 ]

@@ -62,6 +62,8 @@ size_t xc_dtype_size(xc_dtype_t dtype);
 
 typedef struct xc_comm_s *xc_comm_t;
 typedef struct xc_request_s *xc_request_t;
+typedef struct xc_stream_s *xc_stream_t;
+typedef struct xc_buffer_s *xc_buffer_t;
 
 typedef enum xc_thread_mode {
   XC_THREAD_DEFAULT = 0,
@@ -197,6 +199,15 @@ xc_result_t xc_group_start(void);
 xc_result_t xc_group_end(void);
 xc_result_t xc_mem_alloc(xc_comm_t comm, size_t bytes, void **ptr);
 xc_result_t xc_mem_free(xc_comm_t comm, void *ptr);
+
+xc_result_t xc_stream_create(xc_comm_t comm, xc_stream_t *out);
+xc_result_t xc_stream_wrap(xc_comm_t comm, void *cuda_stream, xc_stream_t *out);
+xc_result_t xc_stream_destroy(xc_stream_t stream);
+xc_result_t xc_stream_synchronize(xc_stream_t stream);
+xc_result_t xc_stream_bind(xc_comm_t comm, xc_stream_t stream, int target);
+xc_result_t xc_mem_alloc_device(xc_comm_t comm, size_t bytes, void **ptr);
+xc_result_t xc_buffer_register(xc_comm_t comm, void *ptr, size_t bytes, xc_buffer_t *out);
+xc_result_t xc_buffer_deregister(xc_buffer_t buf);
 """
 
 # The header's #define constants the binding uses (checked against the header
@@ -214,4 +225,5 @@ DEFINES = {
     "XC_ANY_TAG": -1,
     "XC_TAG_MAX": 0x7FFFFFFF,
     "XC_IN_PLACE": 1,
+    "XC_BIND_COLLECTIVES": -1,
 }

@@ -9,16 +9,25 @@ Each op is prepared once (`_prep_<op>`: buffers resolved, results allocated,
 count arrays built) into a _Call; the blocking method runs it and returns the
 result, the i-method starts it and returns a Request whose .data is the
 result and which keeps every buffer alive until it completes.
+
+Device memory (xcomm.DeviceArray, __cuda_array_interface__, DLPack on a
+CUDA device) works in every op, with results allocated on the device
+(xcomm.DeviceArray, or the caller's library's array through its
+from_dlpack). Every op takes stream= (an xcomm.Stream; see ops.py and
+stream.py): device ops are stream-ordered, so a blocking call has only
+enqueued the op when it returns, and its buffers must stay alive until the
+stream has run it. A Request of a device op completes when the op has
+completed on the device.
 """
 
 import numpy as np
 
-from . import groups as _group
 from ._cdef import DEFINES
 from ._ffi import ffi, lib
-from .buffers import IN_PLACE, input_buffer, output_buffer, same_memory
+from .buffers import IN_PLACE, same_memory
 from .config import Op, to_enum
 from .errors import check
+from .ops import OpBase, _Call
 from .request import Request
 
 _XC_IN_PLACE = ffi.cast("const void *", DEFINES["XC_IN_PLACE"])
@@ -31,16 +40,6 @@ def _check_out(out, like, count, what):
                                                                  like.dtype.name.lower()))
     if out.count != count:
         raise ValueError("%s holds %d elements but needs %d" % (what, out.count, count))
-
-
-class _Call:
-    """A prepared C call: its arguments (without the request), what the
-    method returns, and what the library uses until the op completes."""
-
-    __slots__ = ("args", "result", "keep")
-
-    def __init__(self, args, result, keep):
-        self.args, self.result, self.keep = args, result, keep
 
 
 def _size_array(values, n, what):
@@ -64,28 +63,17 @@ def _layout(counts, displs, n, what):
     return c_counts, c_displs, counts, displs, extent
 
 
-def _blocks_shape(arr, size):
-    """The shape of one of size blocks of arr: arr.shape[1:] when the first
-    axis is the ranks, else (arr.size // size,)."""
-    if arr.ndim > 1 and arr.shape[0] == size:
-        return arr.shape[1:]
-    return (arr.size // size,)
+def _blocks_shape(shape, size):
+    """The shape of one of size blocks of an array shaped shape: shape[1:]
+    when the first axis is the ranks, else (elements // size,)."""
+    if len(shape) > 1 and shape[0] == size:
+        return tuple(shape[1:])
+    return (int(np.prod(shape, dtype=np.int64)) // size,)
 
 
-class Collectives:
-    """Mixin: needs self._h() (the live xc_comm_t), self.rank and self.size."""
-
-    # ---- running a prepared call --------------------------------------------
-
-    def _run(self, fn, call):
-        check(fn(*call.args))
-        _group.hold(call.keep)  # inside a group the op has only started
-        return call.result
-
-    def _start(self, fn, call):
-        req = Request(keep=call.keep, data=call.result)
-        check(fn(*(call.args + (req._req,))))
-        return req
+class Collectives(OpBase):
+    """Mixin: needs self._h() (the live xc_comm_t), self.rank, self.size and
+    what OpBase needs."""
 
     # ---- shared preparation --------------------------------------------------
 
@@ -95,14 +83,14 @@ class Collectives:
         if a is IN_PLACE:
             if out is None:
                 raise ValueError("%s(xcomm.IN_PLACE, ...) needs out=" % name)
-            o = output_buffer(out, name + " out")
+            o = self._output(out, name + " out")
             return _XC_IN_PLACE, o, out, (o,)
-        s = input_buffer(a, name + " input")
+        s = self._input(a, name + " input")
         if out is None:
-            result = s.new_like(s.array.shape)
-            o = output_buffer(result, name + " out")
+            result = self._new_like(s, s.shape)
+            o = self._output(result, name + " out")
             return s.ptr, o, result, (s, o)
-        o = output_buffer(out, name + " out")
+        o = self._output(out, name + " out")
         _check_out(o, s, s.count, name + " out")
         overlap = same_memory(s, o)
         if overlap == "overlap":
@@ -114,7 +102,7 @@ class Collectives:
         s.count) of out o, the input pointer when it does not touch o."""
         if not same_memory(s, o):
             return s.ptr
-        mine = input_buffer(o.array.reshape(-1)[start:start + s.count], name + " out")
+        mine = self._input(o.flat(start, s.count), name + " out")
         if same_memory(s, mine) != "same":
             raise ValueError("%s: the input overlaps out but is not this rank's block of it" % name)
         return _XC_IN_PLACE
@@ -137,30 +125,30 @@ class Collectives:
         return req
 
     def _prep_broadcast(self, buf, root):
-        b = output_buffer(buf, "broadcast buffer")
+        b = self._output(buf, "broadcast buffer")
         return _Call((b.ptr, b.count, b.dtype, root, self._h()), buf, (b,))
 
-    def broadcast(self, buf, root=0):
+    def broadcast(self, buf, root=0, *, stream=None):
         """Copy root's buf into every other rank's buf, in place; returns buf.
         buf must be C-contiguous and writable on every rank."""
-        return self._run(lib.xc_broadcast, self._prep_broadcast(buf, root))
+        return self._run(lib.xc_broadcast, lambda: self._prep_broadcast(buf, root), stream)
 
-    def ibroadcast(self, buf, root=0):
+    def ibroadcast(self, buf, root=0, *, stream=None):
         """Non-blocking broadcast; the Request's .data is buf."""
-        return self._start(lib.xc_ibroadcast, self._prep_broadcast(buf, root))
+        return self._start(lib.xc_ibroadcast, lambda: self._prep_broadcast(buf, root), stream)
 
     # ---- reductions --------------------------------------------------------------
 
-    def allreduce(self, a, op="sum", out=None):
+    def allreduce(self, a, op="sum", out=None, *, stream=None):
         """Reduce a element-wise over all ranks with op ("sum", "prod", "min",
         "max", "avg", "band", "bor", "bxor" or xcomm.Op). Returns a new array,
         or out (same dtype and number of elements). out=a, or
         a=xcomm.IN_PLACE, reduces in place (XC_IN_PLACE)."""
-        return self._run(lib.xc_allreduce, self._reduction(a, op, out, "allreduce"))
+        return self._run(lib.xc_allreduce, lambda: self._reduction(a, op, out, "allreduce"), stream)
 
-    def iallreduce(self, a, op="sum", out=None):
+    def iallreduce(self, a, op="sum", out=None, *, stream=None):
         """Non-blocking allreduce; the Request's .data is the result."""
-        return self._start(lib.xc_iallreduce, self._reduction(a, op, out, "allreduce"))
+        return self._start(lib.xc_iallreduce, lambda: self._reduction(a, op, out, "allreduce"), stream)
 
     def _prep_reduce(self, a, op, root, out):
         op = to_enum(Op, op, "op")
@@ -169,18 +157,18 @@ class Collectives:
             return _Call((send, o.ptr, o.count, o.dtype, op, root, self._h()), result, keep)
         if a is IN_PLACE:
             raise ValueError("reduce: xcomm.IN_PLACE is for the root only")
-        s = input_buffer(a, "reduce input")
+        s = self._input(a, "reduce input")
         return _Call((s.ptr, _NULL, s.count, s.dtype, op, root, self._h()), None, (s,))
 
-    def reduce(self, a, op="sum", root=0, out=None):
+    def reduce(self, a, op="sum", root=0, out=None, *, stream=None):
         """Reduce a over all ranks into root: returns the result at the root
         (a new array, or out; out=a or a=xcomm.IN_PLACE for in place) and None
         elsewhere (out is not used there)."""
-        return self._run(lib.xc_reduce, self._prep_reduce(a, op, root, out))
+        return self._run(lib.xc_reduce, lambda: self._prep_reduce(a, op, root, out), stream)
 
-    def ireduce(self, a, op="sum", root=0, out=None):
+    def ireduce(self, a, op="sum", root=0, out=None, *, stream=None):
         """Non-blocking reduce; .data is the result at the root, else None."""
-        return self._start(lib.xc_ireduce, self._prep_reduce(a, op, root, out))
+        return self._start(lib.xc_ireduce, lambda: self._prep_reduce(a, op, root, out), stream)
 
     def _prep_scan(self, a, op, out, name):
         call = self._reduction(a, op, out, name)
@@ -188,21 +176,21 @@ class Collectives:
             call.result = None  # rank 0's output is left untouched: nothing to return
         return call
 
-    def scan(self, a, op="sum", out=None):
+    def scan(self, a, op="sum", out=None, *, stream=None):
         """Inclusive prefix reduction in rank order: rank i gets op over the
         inputs of ranks 0..i. A new array, or out (out=a / IN_PLACE: in place)."""
-        return self._run(lib.xc_scan, self._prep_scan(a, op, out, "scan"))
+        return self._run(lib.xc_scan, lambda: self._prep_scan(a, op, out, "scan"), stream)
 
-    def iscan(self, a, op="sum", out=None):
-        return self._start(lib.xc_iscan, self._prep_scan(a, op, out, "scan"))
+    def iscan(self, a, op="sum", out=None, *, stream=None):
+        return self._start(lib.xc_iscan, lambda: self._prep_scan(a, op, out, "scan"), stream)
 
-    def exscan(self, a, op="sum", out=None):
+    def exscan(self, a, op="sum", out=None, *, stream=None):
         """Exclusive prefix reduction: rank i gets op over ranks 0..i-1. Rank 0
         gets None (or its out, untouched)."""
-        return self._run(lib.xc_exscan, self._prep_scan(a, op, out, "exscan"))
+        return self._run(lib.xc_exscan, lambda: self._prep_scan(a, op, out, "exscan"), stream)
 
-    def iexscan(self, a, op="sum", out=None):
-        return self._start(lib.xc_iexscan, self._prep_scan(a, op, out, "exscan"))
+    def iexscan(self, a, op="sum", out=None, *, stream=None):
+        return self._start(lib.xc_iexscan, lambda: self._prep_scan(a, op, out, "exscan"), stream)
 
     def _prep_reduce_scatter(self, a, op, out):
         op = to_enum(Op, op, "op")
@@ -210,34 +198,34 @@ class Collectives:
         if a is IN_PLACE:
             if out is None:
                 raise ValueError("reduce_scatter(xcomm.IN_PLACE, ...) needs out= (all size blocks)")
-            o = output_buffer(out, "reduce_scatter out")
+            o = self._output(out, "reduce_scatter out")
             if o.count % size:
                 raise ValueError("reduce_scatter out holds %d elements, not a multiple of %d ranks" % (o.count, size))
             k = o.count // size
-            result = o.wrap(o.array.reshape(-1)[:k])  # the result lands in the first block, as in MPI
+            result = o.wrap(o.flat(0, k))  # the result lands in the first block, as in MPI
             return _Call((_XC_IN_PLACE, o.ptr, k, o.dtype, op, self._h()), result, (o,))
-        s = input_buffer(a, "reduce_scatter input")
+        s = self._input(a, "reduce_scatter input")
         if s.count % size:
             raise ValueError("reduce_scatter input holds %d elements, not a multiple of %d ranks" % (s.count, size))
         k = s.count // size
         if out is None:
-            result = s.new_like(_blocks_shape(s.array, size))
-            o = output_buffer(result, "reduce_scatter out")
+            result = self._new_like(s, _blocks_shape(s.shape, size))
+            o = self._output(result, "reduce_scatter out")
         else:
             result = out
-            o = output_buffer(out, "reduce_scatter out")
+            o = self._output(out, "reduce_scatter out")
             _check_out(o, s, k, "reduce_scatter out")
         return _Call((s.ptr, o.ptr, k, s.dtype, op, self._h()), result, (s, o))
 
-    def reduce_scatter(self, a, op="sum", out=None):
+    def reduce_scatter(self, a, op="sum", out=None, *, stream=None):
         """Reduce a (size blocks of equal length) over all ranks; rank i gets
         the reduction of block i: a new array (shape a.shape[1:] when a's
         first axis is the ranks), or out. a=xcomm.IN_PLACE with out= holding
         the input reduces in place; the result is out's first block."""
-        return self._run(lib.xc_reduce_scatter, self._prep_reduce_scatter(a, op, out))
+        return self._run(lib.xc_reduce_scatter, lambda: self._prep_reduce_scatter(a, op, out), stream)
 
-    def ireduce_scatter(self, a, op="sum", out=None):
-        return self._start(lib.xc_ireduce_scatter, self._prep_reduce_scatter(a, op, out))
+    def ireduce_scatter(self, a, op="sum", out=None, *, stream=None):
+        return self._start(lib.xc_ireduce_scatter, lambda: self._prep_reduce_scatter(a, op, out), stream)
 
     def _prep_reduce_scatterv(self, a, counts, op, out):
         op = to_enum(Op, op, "op")
@@ -246,30 +234,30 @@ class Collectives:
         if a is IN_PLACE:
             if out is None:
                 raise ValueError("reduce_scatterv(xcomm.IN_PLACE, ...) needs out= (sum(counts) elements)")
-            o = output_buffer(out, "reduce_scatterv out")
+            o = self._output(out, "reduce_scatterv out")
             if o.count != total:
                 raise ValueError("reduce_scatterv out holds %d elements but needs sum(counts) = %d" % (o.count, total))
-            result = o.wrap(o.array.reshape(-1)[:k])
+            result = o.wrap(o.flat(0, k))
             return _Call((_XC_IN_PLACE, o.ptr, c_counts, o.dtype, op, self._h()), result, (o,))
-        s = input_buffer(a, "reduce_scatterv input")
+        s = self._input(a, "reduce_scatterv input")
         if s.count != total:
             raise ValueError("reduce_scatterv input holds %d elements but sum(counts) is %d" % (s.count, total))
         if out is None:
-            result = s.new_like((k,))
-            o = output_buffer(result, "reduce_scatterv out")
+            result = self._new_like(s, (k,))
+            o = self._output(result, "reduce_scatterv out")
         else:
             result = out
-            o = output_buffer(out, "reduce_scatterv out")
+            o = self._output(out, "reduce_scatterv out")
             _check_out(o, s, k, "reduce_scatterv out")
         return _Call((s.ptr, o.ptr, c_counts, s.dtype, op, self._h()), result, (s, o))
 
-    def reduce_scatterv(self, a, counts, op="sum", out=None):
+    def reduce_scatterv(self, a, counts, op="sum", out=None, *, stream=None):
         """Reduce a (sum(counts) elements) over all ranks; rank i gets
         counts[i] elements starting at counts[0] + ... + counts[i-1]."""
-        return self._run(lib.xc_reduce_scatterv, self._prep_reduce_scatterv(a, counts, op, out))
+        return self._run(lib.xc_reduce_scatterv, lambda: self._prep_reduce_scatterv(a, counts, op, out), stream)
 
-    def ireduce_scatterv(self, a, counts, op="sum", out=None):
-        return self._start(lib.xc_ireduce_scatterv, self._prep_reduce_scatterv(a, counts, op, out))
+    def ireduce_scatterv(self, a, counts, op="sum", out=None, *, stream=None):
+        return self._start(lib.xc_ireduce_scatterv, lambda: self._prep_reduce_scatterv(a, counts, op, out), stream)
 
     # ---- gathers -------------------------------------------------------------------
 
@@ -278,31 +266,31 @@ class Collectives:
         if a is IN_PLACE:
             if out is None:
                 raise ValueError("allgather(xcomm.IN_PLACE, ...) needs out=")
-            o = output_buffer(out, "allgather out")
+            o = self._output(out, "allgather out")
             if o.count % size:
                 raise ValueError("allgather out holds %d elements, not a multiple of %d ranks" % (o.count, size))
             return _Call((_XC_IN_PLACE, o.ptr, o.count // size, o.dtype, self._h()), out, (o,))
-        s = input_buffer(a, "allgather input")
+        s = self._input(a, "allgather input")
         if out is None:
-            result = s.new_like((size,) + s.array.shape)
-            o = output_buffer(result, "allgather out")
+            result = self._new_like(s, (size,) + s.shape)
+            o = self._output(result, "allgather out")
             send = s.ptr
         else:
             result = out
-            o = output_buffer(out, "allgather out")
+            o = self._output(out, "allgather out")
             _check_out(o, s, s.count * size, "allgather out")
             send = self._own_block(s, o, self.rank * s.count, "allgather")
         return _Call((send, o.ptr, s.count, o.dtype, self._h()), result, (s, o))
 
-    def allgather(self, a, out=None):
+    def allgather(self, a, out=None, *, stream=None):
         """Gather every rank's a into one array of size * len(a) elements,
         rank i's block at i: returns a new array of shape (size,) + a.shape,
         or out. With a=xcomm.IN_PLACE, or a being exactly this rank's block
         of out, this rank's block is taken from out (XC_IN_PLACE)."""
-        return self._run(lib.xc_allgather, self._prep_allgather(a, out))
+        return self._run(lib.xc_allgather, lambda: self._prep_allgather(a, out), stream)
 
-    def iallgather(self, a, out=None):
-        return self._start(lib.xc_iallgather, self._prep_allgather(a, out))
+    def iallgather(self, a, out=None, *, stream=None):
+        return self._start(lib.xc_iallgather, lambda: self._prep_allgather(a, out), stream)
 
     def _prep_allgatherv(self, a, counts, displs, out):
         c_counts, c_displs, counts, displs, extent = _layout(counts, displs, self.size, "allgatherv")
@@ -310,72 +298,72 @@ class Collectives:
         if a is IN_PLACE:
             if out is None:
                 raise ValueError("allgatherv(xcomm.IN_PLACE, ...) needs out=")
-            o = output_buffer(out, "allgatherv out")
+            o = self._output(out, "allgatherv out")
             return _Call((_XC_IN_PLACE, mine, o.ptr, c_counts, c_displs, o.dtype, self._h()), out, (o,))
-        s = input_buffer(a, "allgatherv input")
+        s = self._input(a, "allgatherv input")
         if s.count != mine:
             raise ValueError("allgatherv input holds %d elements but counts[%d] is %d" % (s.count, self.rank, mine))
         if out is None:
-            result = s.new_like((extent,))
-            o = output_buffer(result, "allgatherv out")
+            result = self._new_like(s, (extent,))
+            o = self._output(result, "allgatherv out")
             send = s.ptr
         else:
             result = out
-            o = output_buffer(out, "allgatherv out")
+            o = self._output(out, "allgatherv out")
             _check_out(o, s, max(o.count, extent), "allgatherv out")
             send = self._own_block(s, o, displs[self.rank], "allgatherv")
         return _Call((send, mine, o.ptr, c_counts, c_displs, s.dtype, self._h()), result, (s, o))
 
-    def allgatherv(self, a, counts, displs=None, out=None):
+    def allgatherv(self, a, counts, displs=None, out=None, *, stream=None):
         """Gather rank i's counts[i] elements at displs[i] (default: packed,
         one after the other) of one array on every rank: returns a new 1-D
         array, or out. a=xcomm.IN_PLACE, or a being this rank's block of out,
         works in place."""
-        return self._run(lib.xc_allgatherv, self._prep_allgatherv(a, counts, displs, out))
+        return self._run(lib.xc_allgatherv, lambda: self._prep_allgatherv(a, counts, displs, out), stream)
 
-    def iallgatherv(self, a, counts, displs=None, out=None):
-        return self._start(lib.xc_iallgatherv, self._prep_allgatherv(a, counts, displs, out))
+    def iallgatherv(self, a, counts, displs=None, out=None, *, stream=None):
+        return self._start(lib.xc_iallgatherv, lambda: self._prep_allgatherv(a, counts, displs, out), stream)
 
     def _prep_gather(self, a, root, out):
         size, rank = self.size, self.rank
         if rank != root:
             if a is IN_PLACE:
                 raise ValueError("gather: xcomm.IN_PLACE is for the root only")
-            s = input_buffer(a, "gather input")
+            s = self._input(a, "gather input")
             return _Call((s.ptr, _NULL, s.count, s.dtype, root, self._h()), None, (s,))
         if a is IN_PLACE:
             if out is None:
                 raise ValueError("gather(xcomm.IN_PLACE, ...) needs out= at the root")
-            o = output_buffer(out, "gather out")
+            o = self._output(out, "gather out")
             if o.count % size:
                 raise ValueError("gather out holds %d elements, not a multiple of %d ranks" % (o.count, size))
             return _Call((_XC_IN_PLACE, o.ptr, o.count // size, o.dtype, root, self._h()), out, (o,))
-        s = input_buffer(a, "gather input")
+        s = self._input(a, "gather input")
         if out is None:
-            result = s.new_like((size,) + s.array.shape)
-            o = output_buffer(result, "gather out")
+            result = self._new_like(s, (size,) + s.shape)
+            o = self._output(result, "gather out")
             send = s.ptr
         else:
             result = out
-            o = output_buffer(out, "gather out")
+            o = self._output(out, "gather out")
             _check_out(o, s, s.count * size, "gather out")
             send = self._own_block(s, o, rank * s.count, "gather")
         return _Call((send, o.ptr, s.count, s.dtype, root, self._h()), result, (s, o))
 
-    def gather(self, a, root=0, out=None):
+    def gather(self, a, root=0, out=None, *, stream=None):
         """Gather every rank's a at root: there a new array of shape
         (size,) + a.shape (or out); None elsewhere."""
-        return self._run(lib.xc_gather, self._prep_gather(a, root, out))
+        return self._run(lib.xc_gather, lambda: self._prep_gather(a, root, out), stream)
 
-    def igather(self, a, root=0, out=None):
-        return self._start(lib.xc_igather, self._prep_gather(a, root, out))
+    def igather(self, a, root=0, out=None, *, stream=None):
+        return self._start(lib.xc_igather, lambda: self._prep_gather(a, root, out), stream)
 
     def _prep_gatherv(self, a, counts, displs, root, out):
         rank = self.rank
         if rank != root:
             if a is IN_PLACE:
                 raise ValueError("gatherv: xcomm.IN_PLACE is for the root only")
-            s = input_buffer(a, "gatherv input")
+            s = self._input(a, "gatherv input")
             return _Call((s.ptr, s.count, _NULL, _NULL, _NULL, s.dtype, root, self._h()), None, (s,))
         if counts is None:
             raise ValueError("gatherv needs counts at the root")
@@ -384,107 +372,113 @@ class Collectives:
         if a is IN_PLACE:
             if out is None:
                 raise ValueError("gatherv(xcomm.IN_PLACE, ...) needs out= at the root")
-            o = output_buffer(out, "gatherv out")
+            o = self._output(out, "gatherv out")
             return _Call((_XC_IN_PLACE, mine, o.ptr, c_counts, c_displs, o.dtype, root, self._h()), out, (o,))
-        s = input_buffer(a, "gatherv input")
+        s = self._input(a, "gatherv input")
         if out is None:
-            result = s.new_like((extent,))
-            o = output_buffer(result, "gatherv out")
+            result = self._new_like(s, (extent,))
+            o = self._output(result, "gatherv out")
             send = s.ptr
         else:
             result = out
-            o = output_buffer(out, "gatherv out")
+            o = self._output(out, "gatherv out")
             _check_out(o, s, max(o.count, extent), "gatherv out")
             send = self._own_block(s, o, displs[rank], "gatherv")
         return _Call((send, s.count, o.ptr, c_counts, c_displs, s.dtype, root, self._h()), result, (s, o))
 
-    def gatherv(self, a, counts=None, displs=None, root=0, out=None):
+    def gatherv(self, a, counts=None, displs=None, root=0, out=None, *, stream=None):
         """Gather rank i's a (counts[i] elements) at displs[i] (default:
         packed) of a 1-D array at root; counts are needed at the root only.
         Returns the array (or out) at the root, None elsewhere."""
-        return self._run(lib.xc_gatherv, self._prep_gatherv(a, counts, displs, root, out))
+        return self._run(lib.xc_gatherv, lambda: self._prep_gatherv(a, counts, displs, root, out), stream)
 
-    def igatherv(self, a, counts=None, displs=None, root=0, out=None):
-        return self._start(lib.xc_igatherv, self._prep_gatherv(a, counts, displs, root, out))
+    def igatherv(self, a, counts=None, displs=None, root=0, out=None, *, stream=None):
+        return self._start(lib.xc_igatherv, lambda: self._prep_gatherv(a, counts, displs, root, out), stream)
 
     # ---- scatters ------------------------------------------------------------------
 
-    def _recv_out(self, out, count, dtype, name):
+    def _recv_out(self, out, count, dtype, device, name):
         """(Buffer, result) of a non-root scatter: out, or a new array of count
-        elements of dtype."""
+        elements of dtype (a DeviceArray with device=True)."""
         if out is not None:
-            o = output_buffer(out, name + " out")
+            o = self._output(out, name + " out")
             return o, out
         if count is None or dtype is None:
             raise ValueError("%s: ranks other than the root need out= or count= and dtype=" % name)
-        result = np.empty(int(count), dtype=dtype)
-        return output_buffer(result, name + " out"), result
+        result = self._new_array(count, dtype, device)
+        return self._output(result, name + " out"), result
 
-    def _prep_scatter(self, a, root, out, count, dtype):
+    def _prep_scatter(self, a, root, out, count, dtype, device):
         size, rank = self.size, self.rank
         if rank != root:
-            o, result = self._recv_out(out, count, dtype, "scatter")
+            o, result = self._recv_out(out, count, dtype, device, "scatter")
             return _Call((_NULL, o.ptr, o.count, o.dtype, root, self._h()), result, (o,))
-        s = input_buffer(a, "scatter input")
+        s = self._input(a, "scatter input")
         if s.count % size:
             raise ValueError("scatter input holds %d elements, not a multiple of %d ranks" % (s.count, size))
         k = s.count // size
         if out is IN_PLACE:  # the root's block stays where it is, in a
-            result = s.wrap(s.array.reshape(size, -1)[rank].reshape(_blocks_shape(s.array, size)))
+            result = s.wrap(s.flat(rank * k, k).reshape(_blocks_shape(s.shape, size)))
             return _Call((s.ptr, _XC_IN_PLACE, k, s.dtype, root, self._h()), result, (s,))
         if out is None:
-            result = s.new_like(_blocks_shape(s.array, size))
-            o = output_buffer(result, "scatter out")
+            result = self._new_like(s, _blocks_shape(s.shape, size))
+            o = self._output(result, "scatter out")
         else:
             result = out
-            o = output_buffer(out, "scatter out")
+            o = self._output(out, "scatter out")
             _check_out(o, s, k, "scatter out")
         return _Call((s.ptr, o.ptr, k, s.dtype, root, self._h()), result, (s, o))
 
-    def scatter(self, a=None, root=0, out=None, *, count=None, dtype=None):
+    def scatter(self, a=None, root=0, out=None, *, count=None, dtype=None, device=False, stream=None):
         """Send block i of root's a (size blocks of equal length) to rank i;
         returns this rank's block (a new array, or out). Other ranks pass
-        out= or count= and dtype=; a is read at the root only. out=
-        xcomm.IN_PLACE at the root leaves its block in a (returned as a view)."""
-        return self._run(lib.xc_scatter, self._prep_scatter(a, root, out, count, dtype))
+        out= or count= and dtype= (and device=True for a new DeviceArray
+        when the root scatters device memory); a is read at the root only.
+        out=xcomm.IN_PLACE at the root leaves its block in a (returned as a view)."""
+        return self._run(lib.xc_scatter, lambda: self._prep_scatter(a, root, out, count, dtype, device), stream)
 
-    def iscatter(self, a=None, root=0, out=None, *, count=None, dtype=None):
-        return self._start(lib.xc_iscatter, self._prep_scatter(a, root, out, count, dtype))
+    def iscatter(self, a=None, root=0, out=None, *, count=None, dtype=None, device=False, stream=None):
+        return self._start(lib.xc_iscatter, lambda: self._prep_scatter(a, root, out, count, dtype, device), stream)
 
-    def _prep_scatterv(self, a, counts, displs, root, out, count, dtype):
+    def _prep_scatterv(self, a, counts, displs, root, out, count, dtype, device):
         rank = self.rank
         if rank != root:
             if count is None and counts is not None and out is None:
                 count = list(counts)[rank]
-            o, result = self._recv_out(out, count, dtype, "scatterv")
+            o, result = self._recv_out(out, count, dtype, device, "scatterv")
             return _Call((_NULL, _NULL, _NULL, o.ptr, o.count, o.dtype, root, self._h()), result, (o,))
         if counts is None:
             raise ValueError("scatterv needs counts at the root")
         c_counts, c_displs, counts, displs, extent = _layout(counts, displs, self.size, "scatterv")
-        s = input_buffer(a, "scatterv input")
+        s = self._input(a, "scatterv input")
         if s.count < extent:
             raise ValueError("scatterv input holds %d elements but counts and displs reach %d" % (s.count, extent))
         k = counts[rank]
         if out is IN_PLACE:
-            result = s.wrap(s.array.reshape(-1)[displs[rank]:displs[rank] + k])
+            result = s.wrap(s.flat(displs[rank], k))
             return _Call((s.ptr, c_counts, c_displs, _XC_IN_PLACE, k, s.dtype, root, self._h()), result, (s,))
         if out is None:
-            result = s.new_like((k,))
-            o = output_buffer(result, "scatterv out")
+            result = self._new_like(s, (k,))
+            o = self._output(result, "scatterv out")
         else:
             result = out
-            o = output_buffer(out, "scatterv out")
+            o = self._output(out, "scatterv out")
             _check_out(o, s, k, "scatterv out")
         return _Call((s.ptr, c_counts, c_displs, o.ptr, k, s.dtype, root, self._h()), result, (s, o))
 
-    def scatterv(self, a=None, counts=None, displs=None, root=0, out=None, *, count=None, dtype=None):
+    def scatterv(self, a=None, counts=None, displs=None, root=0, out=None, *, count=None, dtype=None, device=False,
+                 stream=None):
         """Send counts[i] elements at displs[i] (default: packed) of root's a
         to rank i; returns this rank's part (a new 1-D array, or out). Other
-        ranks pass out=, or dtype= with count= (default counts[rank])."""
-        return self._run(lib.xc_scatterv, self._prep_scatterv(a, counts, displs, root, out, count, dtype))
+        ranks pass out=, or dtype= with count= (default counts[rank]) and
+        device=True for a new DeviceArray."""
+        return self._run(lib.xc_scatterv,
+                         lambda: self._prep_scatterv(a, counts, displs, root, out, count, dtype, device), stream)
 
-    def iscatterv(self, a=None, counts=None, displs=None, root=0, out=None, *, count=None, dtype=None):
-        return self._start(lib.xc_iscatterv, self._prep_scatterv(a, counts, displs, root, out, count, dtype))
+    def iscatterv(self, a=None, counts=None, displs=None, root=0, out=None, *, count=None, dtype=None, device=False,
+                  stream=None):
+        return self._start(lib.xc_iscatterv,
+                           lambda: self._prep_scatterv(a, counts, displs, root, out, count, dtype, device), stream)
 
     # ---- all to all ---------------------------------------------------------------
 
@@ -495,14 +489,14 @@ class Collectives:
             raise ValueError("alltoall buffers hold %d elements, not a multiple of %d ranks" % (o.count, size))
         return _Call((send, o.ptr, o.count // size, o.dtype, self._h()), result, keep)
 
-    def alltoall(self, a, out=None):
+    def alltoall(self, a, out=None, *, stream=None):
         """Block i of a (size blocks of equal length) goes to rank i; block j
         of the result came from rank j. A new array shaped like a, or out
         (out=a or a=xcomm.IN_PLACE: in place)."""
-        return self._run(lib.xc_alltoall, self._prep_alltoall(a, out))
+        return self._run(lib.xc_alltoall, lambda: self._prep_alltoall(a, out), stream)
 
-    def ialltoall(self, a, out=None):
-        return self._start(lib.xc_ialltoall, self._prep_alltoall(a, out))
+    def ialltoall(self, a, out=None, *, stream=None):
+        return self._start(lib.xc_ialltoall, lambda: self._prep_alltoall(a, out), stream)
 
     def _prep_alltoallv(self, a, sendcounts, recvcounts, sdispls, rdispls, out):
         size = self.size
@@ -510,29 +504,30 @@ class Collectives:
         if a is IN_PLACE:
             if out is None:
                 raise ValueError("alltoallv(xcomm.IN_PLACE, ...) needs out=")
-            o = output_buffer(out, "alltoallv out")
+            o = self._output(out, "alltoallv out")
             return _Call((_XC_IN_PLACE, _NULL, _NULL, o.ptr, c_rc, c_rd, o.dtype, self._h()), out, (o,))
         c_sc, c_sd, _sc, _sd, s_extent = _layout(sendcounts, sdispls, size, "alltoallv send")
-        s = input_buffer(a, "alltoallv input")
+        s = self._input(a, "alltoallv input")
         if s.count < s_extent:
             raise ValueError("alltoallv input holds %d elements but sendcounts and sdispls reach %d"
                              % (s.count, s_extent))
         if out is None:
-            result = s.new_like((r_extent,))
-            o = output_buffer(result, "alltoallv out")
+            result = self._new_like(s, (r_extent,))
+            o = self._output(result, "alltoallv out")
         else:
             result = out
-            o = output_buffer(out, "alltoallv out")
+            o = self._output(out, "alltoallv out")
             _check_out(o, s, max(o.count, r_extent), "alltoallv out")
         return _Call((s.ptr, c_sc, c_sd, o.ptr, c_rc, c_rd, s.dtype, self._h()), result, (s, o))
 
-    def alltoallv(self, a, sendcounts, recvcounts, sdispls=None, rdispls=None, out=None):
+    def alltoallv(self, a, sendcounts, recvcounts, sdispls=None, rdispls=None, out=None, *, stream=None):
         """sendcounts[i] elements at sdispls[i] of a go to rank i, and
         recvcounts[j] elements from rank j land at rdispls[j] of the result
         (displacements default to packed). A new 1-D array, or out.
         a=xcomm.IN_PLACE with out= uses recvcounts/rdispls for both sides."""
-        return self._run(lib.xc_alltoallv, self._prep_alltoallv(a, sendcounts, recvcounts, sdispls, rdispls, out))
+        return self._run(lib.xc_alltoallv,
+                         lambda: self._prep_alltoallv(a, sendcounts, recvcounts, sdispls, rdispls, out), stream)
 
-    def ialltoallv(self, a, sendcounts, recvcounts, sdispls=None, rdispls=None, out=None):
+    def ialltoallv(self, a, sendcounts, recvcounts, sdispls=None, rdispls=None, out=None, *, stream=None):
         return self._start(lib.xc_ialltoallv,
-                           self._prep_alltoallv(a, sendcounts, recvcounts, sdispls, rdispls, out))
+                           lambda: self._prep_alltoallv(a, sendcounts, recvcounts, sdispls, rdispls, out), stream)

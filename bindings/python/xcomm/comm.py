@@ -1,14 +1,18 @@
 """Comm: a communicator (xc_comm_t) and the functions that make one."""
 
 import operator
+import threading
 
 from ._cdef import DEFINES
 from ._ffi import ffi, lib
+from .buffers import resolve
 from .collectives import Collectives
 from .config import make_config
+from .device import DeviceMemory, RegisteredBuffer
 from .errors import Error, check, error_for, strerror
 from .memory import Memory
 from .p2p import PointToPoint
+from .stream import BIND_COLLECTIVES, Stream
 
 UNDEFINED = DEFINES["XC_UNDEFINED"]
 UNIQUE_ID_BYTES = ffi.sizeof("xc_unique_id_t")
@@ -37,6 +41,9 @@ class Comm(PointToPoint, Collectives):
 
     def __init__(self, handle):
         self._handle = handle  # an xc_comm_t, or None once freed
+        self._bound = {}  # stream binding target -> the Stream bound there (bind_stream)
+        self._device_lock = threading.RLock()  # device ops and bindings (see ops.py)
+        self._device_state = None  # (rc, message) of the "has a device" probe, once made
 
     @classmethod
     def _create(cls, fn, *args):
@@ -107,10 +114,14 @@ class Comm(PointToPoint, Collectives):
 
     def free(self):
         """Release the communicator (collective; every rank calls it). Pending
-        requests complete with XC_ERR_ABORTED. A second call does nothing."""
+        requests complete with XC_ERR_ABORTED. A second call does nothing.
+        Streams bound to it stay alive (destroy them yourself)."""
         if self._handle is None:
             return
         handle, self._handle = self._handle, None
+        for stream in set(self._bound.values()):
+            stream._comms.discard(self)
+        self._bound.clear()
         check(lib.xc_comm_free(handle))
 
     def abort(self):
@@ -137,6 +148,69 @@ class Comm(PointToPoint, Collectives):
         out = ffi.new("void **")
         check(lib.xc_mem_alloc(self._h(), nbytes, out))
         return Memory(out[0], nbytes)
+
+    # ---- device memory and streams ---------------------------------------------------
+
+    def bind_stream(self, stream, target=BIND_COLLECTIVES):
+        """Route this communicator's device-memory ops to stream (an
+        xcomm.Stream; None unbinds, back to the default stream): its
+        collectives (target xcomm.BIND_COLLECTIVES, the default) or its sends
+        and receives with peer rank target (xc_stream_bind). Local; changes
+        only ops enqueued afterwards. The communicator keeps the stream alive
+        while it is bound; Stream.destroy() unbinds it everywhere."""
+        target = operator.index(target)
+        if stream is not None and not isinstance(stream, Stream):
+            raise TypeError("bind_stream takes an xcomm.Stream or None, not %s (wrap a CUDA stream with "
+                            "xcomm.Stream.wrap(comm, s))" % type(stream).__name__)
+        with self._device_lock:
+            check(lib.xc_stream_bind(self._h(), ffi.NULL if stream is None else stream._h(), target))
+            old = self._bound.pop(target, None)
+            if stream is not None:
+                self._bound[target] = stream
+                stream._comms.add(self)
+            if old is not None and old is not stream and old not in self._bound.values():
+                old._comms.discard(self)
+
+    def bound_stream(self, target=BIND_COLLECTIVES):
+        """The Stream bound for target with bind_stream, or None (the default stream)."""
+        return self._bound.get(operator.index(target))
+
+    def _forget_stream(self, stream):
+        """Stream.destroy(): the library unbinds it from every communicator."""
+        with self._device_lock:
+            for target in [t for t, s in self._bound.items() if s is stream]:
+                del self._bound[target]
+
+    def stream(self):
+        """A new xcomm.Stream on this communicator's device (xc_stream_create);
+        the same as xcomm.Stream(comm)."""
+        return Stream(self)
+
+    def mem_alloc_device(self, nbytes):
+        """nbytes of device memory on this communicator's device that peers on
+        this host can map (xc_mem_alloc_device, like ncclMemAlloc), as an
+        xcomm.DeviceMemory: array(dtype, shape) gives typed DeviceArray views,
+        free() (or a `with` block, or garbage collection) gives it back.
+        Local, not collective; 0 bytes is allowed. Without a device:
+        xcomm.UnsupportedError."""
+        nbytes = operator.index(nbytes)
+        if nbytes < 0:
+            raise ValueError("mem_alloc_device: nbytes is negative (%d)" % nbytes)
+        out = ffi.new("void **")
+        check(lib.xc_mem_alloc_device(self._h(), nbytes, out))
+        return DeviceMemory(out[0], nbytes)
+
+    def register_buffer(self, buf):
+        """Register a device buffer used again and again (xc_buffer_register):
+        its IPC handle is made once, and peers that read it keep it open
+        until the registration ends. buf is any device buffer (DeviceArray,
+        DeviceMemory, __cuda_array_interface__, DLPack on the device); the
+        returned xcomm.RegisteredBuffer keeps it alive until deregister() (or
+        the end of a `with` block). Local, not collective."""
+        b = resolve(buf, "register_buffer buffer")  # host memory: the library answers InvalidArgumentError
+        out = ffi.new("xc_buffer_t *")
+        check(lib.xc_buffer_register(self._h(), b.ptr, b.nbytes, out))
+        return RegisteredBuffer(out[0], buf, b.address, b.nbytes, keep=b)
 
     def __enter__(self):
         return self

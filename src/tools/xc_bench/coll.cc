@@ -24,6 +24,16 @@
 // call after the loop runs on freshly filled input variant 0 into an output
 // filled with kPoison, and every output element is compared bit for bit with
 // the value computed locally (coll_data.h); #wrong is the sum over ranks.
+//
+// -m device: every buffer from xc_mem_alloc_device, filled and read back
+// through a host staging buffer (device_mem.h: memcpy on the emulated device,
+// cudaMemcpy on a GPU), so the timed loop skips the per-call element rewrite
+// (a host write) and alternates between the two inputs only. The ops are
+// stream-ordered, as in nccl-tests: the world's collectives are bound to one
+// xc_stream_create stream; the warmup calls end with xc_stream_synchronize
+// before the barrier, the ITERS calls are enqueued back to back and
+// followed by ONE xc_stream_synchronize, and the time is that span / ITERS.
+// The checked call is synchronised before its output is copied back.
 
 #include <unistd.h>
 
@@ -38,6 +48,7 @@
 #include "bench.h"
 #include "coll_data.h"
 #include "coll_spec.h"
+#include "device_mem.h"
 
 namespace xcb {
 
@@ -56,6 +67,7 @@ namespace {
 struct Options {
   size_t min_bytes = 8, max_bytes = 32u << 20;
   int factor = 2, iters = 20, warmup = 5, check = 1, root = 0, hugepages = 0;
+  bool device = false;  // -m device
   std::vector<const DtypeInfo *> dtypes;
   std::vector<const RedopInfo *> ops;
   bool skipped_combos = false;  // -o all/-d all left out bitwise ops on float types
@@ -64,7 +76,7 @@ struct Options {
 void coll_usage(const CollSpec &c, FILE *to) {
   fprintf(to,
           "usage: %s %s [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-d DTYPE|all]%s%s\n"
-          "       %*s [-n ITERS] [-w WARMUP] [-c 0|1] [-H 0|1]\n"
+          "       %*s [-n ITERS] [-w WARMUP] [-c 0|1] [-H 0|1] [-m host|device]\n"
           "\n"
           "%s.\n"
           "Run it under a launcher (xcrun -n N %s %s ...). Options as nccl-tests':\n"
@@ -82,6 +94,11 @@ void coll_usage(const CollSpec &c, FILE *to) {
           "                     every result element checked on every rank (default 1)\n"
           "  -H, --hugepages    1: buffers from xc_mem_alloc (2 MiB pages where the kernel\n"
           "                     offers them); 0: aligned_alloc, 4 KiB pages (default 0)\n"
+          "  -m, --memory       host (default) or device: buffers from xc_mem_alloc_device,\n"
+          "                     ops on one stream, ITERS calls then one xc_stream_synchronize;\n"
+          "                     XC_DEVICE=emulated runs it without a GPU (results checked,\n"
+          "                     times not meaningful). On a GPU the header shows the\n"
+          "                     device's floors (empty kernel launch, device-to-device copy)\n"
           "\n"
           "Columns (rank 0 prints): size (B) and count (elements) of the largest buffer\n"
           "a rank holds, type, redop, root; then out-of-place and in-place: time = the\n"
@@ -92,8 +109,9 @@ void coll_usage(const CollSpec &c, FILE *to) {
           "over all rows and both placements. The exit status is 1 when #wrong > 0.\n"
           "In place for reduce, gather(v) and scatter(v) is the root's in-place form,\n"
           "the other ranks calling the out-of-place one; the v forms use equal counts.\n"
-          "The timed loop alternates between two pre-filled inputs and rewrites one\n"
-          "element before each call, so consecutive calls never see the same input.\n",
+          "The timed loop alternates between two pre-filled inputs and (host memory)\n"
+          "rewrites one element before each call, so consecutive calls never see the\n"
+          "same input.\n",
           g_prog, c.name, (c.flags & kRedop) ? " [-o OP|all]" : "", (c.flags & kRoot) ? " [-r ROOT]" : "",
           static_cast<int>(strlen(g_prog) + strlen(c.name) + 1), "", c.summary, g_prog, c.name);
 }
@@ -125,7 +143,7 @@ int parse_options(const CollSpec &c, int argc, char **argv, Options *o) {
   };
   static const Opt kOpts[] = {{'b', "minbytes"}, {'e', "maxbytes"}, {'f', "stepfactor"},   {'d', "datatype"},
                               {'o', "op"},       {'r', "root"},     {'n', "iters"},        {'w', "warmup_iters"},
-                              {'c', "check"},    {'H', "hugepages"}};
+                              {'c', "check"},    {'H', "hugepages"},  {'m', "memory"}};
   std::string dtype_arg = "float32", op_arg = "sum";
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
@@ -168,12 +186,20 @@ int parse_options(const CollSpec &c, int argc, char **argv, Options *o) {
       case 'w': ok = parse_count(v, 0, &o->warmup); break;
       case 'c': ok = parse_count(v, 0, &o->check); break;
       case 'H': ok = parse_count(v, 0, &o->hugepages) && o->hugepages <= 1; break;
+      case 'm':
+        ok = value == "host" || value == "device";
+        o->device = value == "device";
+        break;
       default: ok = false;
     }
     if (!ok) {
       fprintf(stderr, "%s %s: bad value '%s' for -%c\n", g_prog, c.name, v, which);
       return 2;
     }
+  }
+  if (o->device && o->hugepages) {
+    fprintf(stderr, "%s %s: -H 1 is for host memory (-m host)\n", g_prog, c.name);
+    return 2;
   }
   if (o->min_bytes == 0 || o->min_bytes > o->max_bytes) {
     fprintf(stderr, "%s %s: need 0 < MINBYTES <= MAXBYTES\n", g_prog, c.name);
@@ -204,10 +230,15 @@ int parse_options(const CollSpec &c, int argc, char **argv, Options *o) {
   return 0;
 }
 
+// Where the buffers live and how they are reached.
+enum class Mem { kHost, kHostPages, kDevice };  // aligned_alloc; -H 1; -m device
+
 // Page-aligned (from xc_mem_alloc with -H 1), and filled once (with
-// kPoison) so no timed call pays for first-touch page faults.
+// kPoison) so no timed call pays for first-touch page faults. Device
+// blocks (xc_mem_alloc_device) are filled through `stage`, a host buffer of
+// at least `bytes`.
 struct BlockDeleter {
-  bool from_xc = false;
+  bool from_xc = false;  // xc_mem_alloc or xc_mem_alloc_device: xc_mem_free
   void operator()(unsigned char *p) const {
     if (from_xc)
       xc_mem_free(nullptr, p);
@@ -216,13 +247,16 @@ struct BlockDeleter {
   }
 };
 using Block = std::unique_ptr<unsigned char, BlockDeleter>;
-Block alloc_block(size_t bytes, xc_comm_t comm, bool hugepages) {
+Block alloc_block(size_t bytes, xc_comm_t comm, Mem mem, std::vector<unsigned char> &stage) {
   if (bytes == 0) return nullptr;
   size_t rounded = (bytes + 4095) / 4096 * 4096;
   unsigned char *p = nullptr;
-  if (hugepages) {
+  if (mem != Mem::kHost) {
     void *q = nullptr;
-    BENCH_CHECK(xc_mem_alloc(comm, rounded, &q));
+    if (mem == Mem::kDevice)
+      BENCH_CHECK(xc_mem_alloc_device(comm, rounded, &q));
+    else
+      BENCH_CHECK(xc_mem_alloc(comm, rounded, &q));
     p = static_cast<unsigned char *>(q);
   } else {
     p = static_cast<unsigned char *>(aligned_alloc(4096, rounded));
@@ -231,12 +265,20 @@ Block alloc_block(size_t bytes, xc_comm_t comm, bool hugepages) {
     fprintf(stderr, "%s: rank %d: out of memory (%zu bytes)\n", g_prog, g_rank, bytes);
     exit(1);
   }
-  memset(p, kPoison, rounded);
-  return Block(p, BlockDeleter{hugepages});
+  if (mem == Mem::kDevice) {
+    memset(stage.data(), kPoison, bytes);
+    copy_to_device(p, stage.data(), bytes);
+  } else {
+    memset(p, kPoison, rounded);
+  }
+  return Block(p, BlockDeleter{mem != Mem::kHost});
 }
 
 struct Buffers {
   Block send[2], recv[2];
+  bool device = false;              // -m device: the blocks are device memory, reached through stage
+  xc_stream_t stream = nullptr;     // -m device: the stream the world's collectives are bound to
+  std::vector<unsigned char> stage;  // -m device: host side of every fill and read-back
 };
 
 // nccl-tests' getFloatStr: as many decimals as the width allows.
@@ -303,29 +345,56 @@ Timing measure(const CollSpec &s, const CollArgs &row, const Options &o, bool in
   const size_t recv_bytes = a.recv_count * d.size;
   const void *send[2] = {nullptr, nullptr};
   unsigned char *recv[2] = {nullptr, nullptr}, *in[2] = {nullptr, nullptr};
+  // Input variant k into in[k] (on the device: through the staging buffer).
+  auto fill = [&](int k) {
+    if (b.device) {
+      fill_input(d, a.op, a.nranks, a.rank, k, b.stage.data(), a.send_count);
+      copy_to_device(in[k], b.stage.data(), a.send_count * d.size);
+    } else {
+      fill_input(d, a.op, a.nranks, a.rank, k, in[k], a.send_count);
+    }
+  };
+  // Ops on device memory are enqueued; this waits until they have run.
+  auto sync = [&] {
+    if (b.device) BENCH_CHECK(xc_stream_synchronize(b.stream));
+  };
   for (int k = 0; k < 2 && data; ++k) {
     recv[k] = in_place ? b.recv[k].get() : b.recv[0].get();
     send[k] = in_recv ? XC_IN_PLACE : b.send[k].get();
     in[k] = in_recv ? recv[k] + off * d.size : b.send[k].get();
-    if (input) fill_input(d, a.op, a.nranks, a.rank, k, in[k], a.send_count);
+    if (input) fill(k);
   }
   long it = 0;
   auto step = [&] {
     int k = static_cast<int>(it & 1);
-    if (input) store_value(d, in[k], static_cast<size_t>(it) % a.send_count, 1 + it % 61);
+    // A host write; on the device it would be a copy per call, in the timing.
+    if (input && !b.device) store_value(d, in[k], static_cast<size_t>(it) % a.send_count, 1 + it % 61);
     BENCH_CHECK(s.call(a, send[k], recv[k]));
     ++it;
   };
   for (int w = 0; w < o.warmup; ++w) step();
+  sync();
   BENCH_CHECK(xc_barrier(a.comm));
   double t0 = now_us();
   for (int i = 0; i < o.iters; ++i) step();
+  sync();
   h.us = max_over_ranks((now_us() - t0) / o.iters, a.comm);
   if (o.check && data) {
-    memset(recv[0], kPoison, recv_bytes);
-    if (input) fill_input(d, a.op, a.nranks, a.rank, 0, in[0], a.send_count);
+    const unsigned char *got = recv[0];
+    if (b.device) {
+      memset(b.stage.data(), kPoison, recv_bytes);
+      copy_to_device(recv[0], b.stage.data(), recv_bytes);
+    } else {
+      memset(recv[0], kPoison, recv_bytes);
+    }
+    if (input) fill(0);
     BENCH_CHECK(s.call(a, send[0], recv[0]));
-    size_t wrong = verify(s, a, recv[0], 0, in_place, row_bytes);
+    if (b.device) {
+      sync();
+      copy_to_host(b.stage.data(), recv[0], recv_bytes);
+      got = b.stage.data();
+    }
+    size_t wrong = verify(s, a, got, 0, in_place, row_bytes);
     h.wrong = sum_over_ranks(static_cast<double>(wrong), a.comm);
   }
   return h;
@@ -349,7 +418,33 @@ void print_half(const Timing &h, bool data, double bytes, double factor, double 
   printf("  %7s  %6s  %6s  %6s", fmt_num(h.us, 7).c_str(), fmt_num(algbw, 6).c_str(), fmt_num(busbw, 6).c_str(), wrong);
 }
 
-void print_header(const CollSpec &s, const Options &o, int nranks, xc_comm_t world) {
+// The nominal sizes of the rows: MINBYTES times FACTOR^k, the last one not
+// above MAXBYTES (as nccl-tests steps).
+std::vector<size_t> nominal_sizes(const Options &o) {
+  std::vector<size_t> sizes;
+  for (size_t bytes = o.min_bytes;; bytes *= static_cast<size_t>(o.factor)) {
+    sizes.push_back(bytes);
+    if (bytes > o.max_bytes / static_cast<size_t>(o.factor)) break;
+  }
+  return sizes;
+}
+
+// The row size (bytes of a rank's largest buffer) of the largest row of any
+// requested dtype; 0 without data.
+size_t largest_row(const CollSpec &s, const Options &o, int nranks) {
+  size_t largest = 0;
+  if (!(s.flags & kData)) return 0;
+  for (const DtypeInfo *d : o.dtypes)
+    for (size_t bytes : nominal_sizes(o)) {
+      size_t sc = 0, rc = 0;
+      if (bytes / d->size == 0) continue;
+      s.counts(bytes / d->size, nranks, &sc, &rc);
+      largest = std::max(largest, std::max(sc, rc) * d->size);
+    }
+  return largest;
+}
+
+void print_header(const CollSpec &s, const Options &o, int nranks, xc_comm_t world, const Buffers &b) {
   // Who runs where, as nccl-tests' "Using devices" lists it.
   struct Who {
     int32_t rank, pid;
@@ -359,6 +454,10 @@ void print_header(const CollSpec &s, const Options &o, int nranks, xc_comm_t wor
   me.rank = g_rank;
   me.pid = static_cast<int32_t>(getpid());
   gethostname(me.host, sizeof me.host - 1);
+  // Rank 0 measures the device's floors (on a GPU) while the others wait
+  // here, in the allgather, so nothing else runs on the machine meanwhile.
+  std::string device_lines;
+  if (b.device && g_rank == 0) device_lines = device_header(b.recv[0].get(), largest_row(s, o, nranks));
   BENCH_CHECK(xc_allgather(&me, who.data(), sizeof me, XC_UINT8, world));
   if (g_rank != 0) return;
   if (s.flags & kData)
@@ -370,6 +469,7 @@ void print_header(const CollSpec &s, const Options &o, int nranks, xc_comm_t wor
   printf("#\n# Using ranks\n");
   for (const Who &w : who) printf("#  Rank %2d Pid %7d on %s\n", w.rank, w.pid, w.host);
   if (o.hugepages) printf("#\n# Buffers from xc_mem_alloc (2 MiB pages where the kernel offers them)\n");
+  if (b.device) printf("#\n%s", device_lines.c_str());
   if (o.skipped_combos) printf("#\n# band, bor and bxor are for integer types: left out for float types\n");
   printf("#\n");
   printf("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "",
@@ -411,8 +511,18 @@ int run_coll(const CollSpec &s, int argc, char **argv) {
     return 2;
   }
 
-  // Buffers for the largest row of any requested dtype.
   Buffers b;
+  if (o.device) {
+    std::string why;
+    if (!device_open(&why)) {
+      fprintf(stderr, "%s %s: rank %d: -m device: %s\n", g_prog, s.name, g_rank, why.c_str());
+      exit(1);
+    }
+    b.device = true;
+    BENCH_CHECK(xc_stream_create(world, &b.stream));
+    BENCH_CHECK(xc_stream_bind(world, b.stream, XC_BIND_COLLECTIVES));
+  }
+  // Buffers for the largest row of any requested dtype.
   if (data) {
     size_t send_max = 0, recv_max = 0;
     for (const DtypeInfo *d : o.dtypes) {
@@ -421,17 +531,19 @@ int run_coll(const CollSpec &s, int argc, char **argv) {
       send_max = std::max(send_max, sc * d->size);
       recv_max = std::max(recv_max, rc * d->size);
     }
-    if (s.flags & kOutOfPlace) {
-      b.send[0] = alloc_block(send_max, world, o.hugepages);
-      b.send[1] = alloc_block(send_max, world, o.hugepages);
-    }
     // In place the input lives in recvbuf, and can be the larger side (reduce_scatter).
     if ((s.flags & kInPlace) && !(s.flags & kInPlaceInSend)) recv_max = std::max(recv_max, send_max);
-    b.recv[0] = alloc_block(recv_max, world, o.hugepages);
-    if (s.flags & kInPlace) b.recv[1] = alloc_block(recv_max, world, o.hugepages);
+    const Mem mem = o.device ? Mem::kDevice : o.hugepages ? Mem::kHostPages : Mem::kHost;
+    if (o.device) b.stage.resize(std::max(send_max, recv_max));
+    if (s.flags & kOutOfPlace) {
+      b.send[0] = alloc_block(send_max, world, mem, b.stage);
+      b.send[1] = alloc_block(send_max, world, mem, b.stage);
+    }
+    b.recv[0] = alloc_block(recv_max, world, mem, b.stage);
+    if (s.flags & kInPlace) b.recv[1] = alloc_block(recv_max, world, mem, b.stage);
   }
 
-  print_header(s, o, nranks, world);
+  print_header(s, o, nranks, world, b);
   double bw_sum = 0, total_wrong = 0;
   int bw_count = 0;
   const double factor = s.bus_factor(nranks);
@@ -445,7 +557,7 @@ int run_coll(const CollSpec &s, int argc, char **argv) {
       a.root = (s.flags & kRoot) ? o.root : -1;
       a.rank = g_rank;
       a.nranks = nranks;
-      for (size_t bytes = o.min_bytes;; bytes *= static_cast<size_t>(o.factor)) {
+      for (size_t bytes : nominal_sizes(o)) {
         size_t count = d ? bytes / d->size : 0;
         if (!data || count > 0) {
           s.counts(count, nranks, &a.send_count, &a.recv_count);
@@ -472,7 +584,7 @@ int run_coll(const CollSpec &s, int argc, char **argv) {
             fflush(stdout);
           }
         }
-        if (!data || bytes > o.max_bytes / static_cast<size_t>(o.factor)) break;
+        if (!data) break;
       }
     }
   }
@@ -485,6 +597,8 @@ int run_coll(const CollSpec &s, int argc, char **argv) {
     printf("#\n");
     fflush(stdout);
   }
+  BENCH_CHECK(xc_stream_destroy(b.stream));  // waits for its ops; NULL (host memory): nothing
+  b.send[0].reset(), b.send[1].reset(), b.recv[0].reset(), b.recv[1].reset();  // before the communicator
   BENCH_CHECK(xc_comm_free(world));
   return total_wrong > 0 ? 1 : 0;
 }

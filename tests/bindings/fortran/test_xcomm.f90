@@ -1029,7 +1029,7 @@ contains
     integer, parameter :: n = 300000  ! 2.3 MiB of real(8)
     integer(c_intptr_t), parameter :: align = 2 * 1024 * 1024
     type(c_ptr) :: p, q, p0, copy
-    real(real64), pointer :: x(:), y(:)
+    real(real64), pointer, contiguous :: x(:), y(:)  ! contiguous: else gfortran passes a copy
     integer(int8), pointer :: b(:)
     real(real64), allocatable :: want(:)
     integer(int8), target :: local(64)

@@ -86,6 +86,8 @@ constants! {
         XC_ANY_TAG = -1,
         /// Tags are 0 ..= XC_TAG_MAX.
         XC_TAG_MAX = 0x7FFFFFFF,
+        /// `xc_stream_bind` target: the communicator's collectives (else a peer rank).
+        XC_BIND_COLLECTIVES = -1,
     }
     "xc_result": xc_result_t {
         XC_SUCCESS = 0,
@@ -165,8 +167,24 @@ pub struct xc_request_s {
     _opaque: [u8; 0],
     _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
 }
+/// The struct behind [`xc_stream_t`]; never built or read from Rust.
+#[repr(C)]
+pub struct xc_stream_s {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+/// The struct behind [`xc_buffer_t`]; never built or read from Rust.
+#[repr(C)]
+pub struct xc_buffer_s {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
 pub type xc_comm_t = *mut xc_comm_s;
 pub type xc_request_t = *mut xc_request_s;
+/// An ordered queue of device work.
+pub type xc_stream_t = *mut xc_stream_s;
+/// A registered device buffer.
+pub type xc_buffer_t = *mut xc_buffer_s;
 
 // ---- structs --------------------------------------------------------------
 /// Options of a communicator. Start from [`xc_config_init`]; zero means
@@ -350,4 +368,26 @@ functions! {
     /// Free memory from xc_mem_alloc (comm may be NULL; ptr NULL: nothing to
     /// do). Another pointer, or one freed already, is XC_ERR_INVALID_ARGUMENT.
     pub fn xc_mem_free(comm: xc_comm_t, ptr: *mut c_void) -> xc_result_t;
+    /// A stream on comm's device; release it with xc_stream_destroy. Without a
+    /// device: XC_ERR_UNSUPPORTED.
+    pub fn xc_stream_create(comm: xc_comm_t, out: *mut xc_stream_t) -> xc_result_t;
+    /// Wrap the application's cudaStream_t (NULL: the legacy default stream);
+    /// xcomm never destroys it, and it must outlive the wrapper.
+    pub fn xc_stream_wrap(comm: xc_comm_t, cuda_stream: *mut c_void, out: *mut xc_stream_t) -> xc_result_t;
+    /// Wait for xcomm's work on the stream, unbind it everywhere, release it;
+    /// returns the stream's first error. NULL is a no-op.
+    pub fn xc_stream_destroy(stream: xc_stream_t) -> xc_result_t;
+    /// Block until xcomm's work on the stream completed; its first error (cleared).
+    pub fn xc_stream_synchronize(stream: xc_stream_t) -> xc_result_t;
+    /// Route comm's device ops to stream: collectives (XC_BIND_COLLECTIVES) or
+    /// point to point with peer `target`. NULL unbinds. Local.
+    pub fn xc_stream_bind(comm: xc_comm_t, stream: xc_stream_t, target: c_int) -> xc_result_t;
+    /// IPC-capable device memory on comm's device; free it with xc_mem_free.
+    /// bytes 0: *ptr = NULL. Without a device: XC_ERR_UNSUPPORTED.
+    pub fn xc_mem_alloc_device(comm: xc_comm_t, bytes: usize, ptr: *mut *mut c_void) -> xc_result_t;
+    /// Register a device buffer used again and again (its IPC handle made
+    /// once). Host memory: XC_ERR_INVALID_ARGUMENT. Local.
+    pub fn xc_buffer_register(comm: xc_comm_t, ptr: *mut c_void, bytes: usize, out: *mut xc_buffer_t) -> xc_result_t;
+    /// Release a registration (not the memory). NULL is a no-op.
+    pub fn xc_buffer_deregister(buf: xc_buffer_t) -> xc_result_t;
 }

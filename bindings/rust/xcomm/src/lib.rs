@@ -24,6 +24,10 @@
 //! * Non-blocking operations live in a [`scope`] (see [`Request`] for why).
 //! * [`Comm::mem_alloc`] gives [`Memory`] that the ops move fastest (2 MiB
 //!   aligned); it derefs to `[u8]` and frees itself on `Drop`.
+//! * Device memory ([`Comm::mem_alloc_device`], [`DeviceMemory`]) and the
+//!   streams its ops are ordered on ([`Stream`], [`Comm::bind_stream`]);
+//!   device ops themselves are made through [`sys`] with
+//!   [`DeviceMemory::as_ptr`].
 //! * The raw C API is re-exported as [`sys`] (the `xcomm-sys` crate).
 //!
 //! Every function of `include/xcomm.h` has a safe counterpart here:
@@ -54,7 +58,14 @@
 //! [`Comm::exscan`]/[`Comm::exscan_in_place`]; every `xc_i<op>` is
 //! `Comm::i<op>` inside a [`scope`] ([`Comm::ibarrier`], [`Comm::iallreduce`],
 //! ...); `xc_group_start`/`xc_group_end` are [`group`]; `xc_mem_alloc`
-//! [`Comm::mem_alloc`], `xc_mem_free` `Drop`/[`Memory::free`].
+//! [`Comm::mem_alloc`], `xc_mem_free` `Drop`/[`Memory::free`] (and
+//! [`DeviceMemory::free`]); `xc_stream_create` [`Stream::new`],
+//! `xc_stream_wrap` [`Stream::wrap`], `xc_stream_destroy`
+//! `Drop`/[`Stream::destroy`], `xc_stream_synchronize`
+//! [`Stream::synchronize`], `xc_stream_bind` [`Comm::bind_stream`],
+//! `xc_mem_alloc_device` [`Comm::mem_alloc_device`], `xc_buffer_register`
+//! [`Comm::register_buffer`]/[`Comm::register_raw`], `xc_buffer_deregister`
+//! `Drop`/[`Registration::deregister`].
 
 pub use xcomm_sys as sys;
 
@@ -62,6 +73,7 @@ mod buf;
 mod coll;
 mod comm;
 mod config;
+mod device;
 mod dtype;
 mod error;
 mod group;
@@ -70,6 +82,7 @@ mod request;
 
 pub use comm::{init, init_with, Comm, Source, Status, Tag, UniqueId, TAG_MAX, UNDEFINED};
 pub use config::{Config, DebugLevel, Device, ThreadMode};
+pub use device::{Bind, DeviceMemory, Registration, Stream};
 pub use dtype::{dtype_size, Dtype, Op, BF16, F16};
 pub use error::{code_name, description, Error, Result};
 pub use group::{group, Group};

@@ -178,4 +178,41 @@ fn types_are_send_and_sync_as_documented() {
     send_sync::<UniqueId>();
     send::<Request<'static>>();
     // Request is not Sync: checked by a compile_fail doc test in lib.rs.
+    send_sync::<xcomm::DeviceMemory>();
+    send::<xcomm::Stream>();
+    send::<xcomm::Registration<'static>>();
+}
+
+/// The device API answers on a world of one: without a device (no
+/// XC_DEVICE, or a build without one) every entry point that needs one is
+/// XC_ERR_UNSUPPORTED; with one, a stream, device memory and a registration
+/// come and go. (tests/bindings/rust/device_check.rs runs ops on device
+/// memory under XC_DEVICE=emulated.)
+#[test]
+fn device_api_answers_with_or_without_a_device() {
+    use xcomm::{sys, Bind, Stream};
+    let world = own_comm();
+    match world.mem_alloc_device(64) {
+        Err(e) => {
+            assert_eq!(e.code, sys::XC_ERR_UNSUPPORTED, "{e:?}");
+            assert!(!e.message.is_empty(), "{e:?}");
+            let e = Stream::new(&world).expect_err("a stream without a device");
+            assert_eq!(e.code, sys::XC_ERR_UNSUPPORTED, "{e:?}");
+        }
+        Ok(mem) => {
+            assert_eq!(mem.len(), 64);
+            assert!(!mem.as_ptr().is_null());
+            let s = Stream::new(&world).expect("stream");
+            world.bind_stream(Some(&s), Bind::Collectives).expect("bind");
+            world.bind_stream(Some(&s), Bind::Peer(0)).expect("bind to a peer");
+            s.synchronize().expect("synchronize");
+            let reg = world.register_buffer(&mem).expect("register");
+            reg.deregister().expect("deregister");
+            world.bind_stream(None, Bind::Collectives).expect("unbind");
+            s.destroy().expect("destroy");
+            mem.free().expect("free");
+        }
+    }
+    let e = world.bind_stream(None, Bind::Peer(-3)).expect_err("a negative peer");
+    assert_eq!(e.code, sys::XC_ERR_INVALID_ARGUMENT);
 }
