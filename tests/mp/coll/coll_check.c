@@ -33,9 +33,13 @@ static uint64_t mix(uint64_t x) { /* splitmix64's finaliser */
   return x ^ (x >> 31);
 }
 
+static uint64_t case_hash(const ct_case *c, int rank, uint64_t idx) {
+  return mix(c->seed ^ mix(c->salt + 0x9e3779b97f4a7c15ULL * (uint64_t)(rank + 1)) ^ mix(idx + 0x632be59bd9b4e019ULL));
+}
+
 int64_t ct_value(const ct_case *c, int rank, uint64_t idx) {
-  uint64_t h = mix(c->seed ^ mix(c->salt + 0x9e3779b97f4a7c15ULL * (uint64_t)(rank + 1)) ^ mix(idx + 0x632be59bd9b4e019ULL));
-  if (c->redop == CT_COPY || (c->dt->is_int && c->redop != XC_AVG)) return (int64_t)h;
+  uint64_t h = case_hash(c, rank, idx);
+  if (c->redop == CT_COPY || (c->dt->is_int && (c->redop != XC_AVG || c->rank_order))) return (int64_t)h;
   switch (c->redop) {
     case XC_SUM: return (int64_t)(h % 17) - 8;
     case XC_AVG: return (int64_t)(h % 16);
@@ -69,6 +73,53 @@ static uint16_t to_bf16(float f) {
   return (uint16_t)(x >> 16);
 }
 
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
+  float f;
+  if (exp == 0) { /* zero or subnormal: mant * 2^-24, exact */
+    f = (float)mant * 5.9604644775390625e-8f;
+    return sign ? -f : f;
+  }
+  x = exp == 0x1f ? (sign | 0x7f800000u | (mant << 13)) : (sign | ((exp + 112u) << 23) | (mant << 13));
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+static float bf16_to_float(uint16_t h) {
+  uint32_t x = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+/* rank_order and a 16-bit float reduction: fractional inputs (coll_check.h). */
+static int ordered_half(const ct_case *c) {
+  return c->rank_order && c->redop != CT_COPY && !c->dt->is_int && c->dt->size == 2;
+}
+
+/* Such an input as the dtype holds it, widened to float32 (what the kernel reads). */
+static float ordered_input(const ct_case *c, int rank, uint64_t idx) {
+  uint64_t h = case_hash(c, rank, idx);
+  float v;
+  int half = c->dt->dtype == XC_FLOAT16;
+  if (c->redop == XC_PROD) {
+    v = 1.0f + (float)(h % 1024) / 1024.0f;
+    if ((h >> 10) & 1) v *= 0.5f;
+    if ((h >> 11) & 1) v = -v;
+  } else if ((c->redop == XC_SUM || c->redop == XC_AVG) && c->nranks >= 3 && idx % 4 == 3) {
+    /* Cancellation: +B at rank 0, -B at rank 1, tiny values elsewhere. In
+       rank order B - B = 0 comes first and the tiny values survive; in any
+       order that adds a tiny value to B first, float32 drops it. */
+    float big = (half ? 2048.0f : 65536.0f) * (1.0f + (float)(h % 8) / 8.0f);
+    if (rank == 0) v = big;
+    else if (rank == 1) v = -big;
+    else v = 6.103515625e-05f * (1.0f + (float)((h >> 3) % 1024) / 1024.0f) * (((h >> 13) & 1) ? -1.0f : 1.0f);
+  } else {
+    v = (float)((int64_t)(h % 4097) - 2048) / 256.0f;
+  }
+  return half ? half_to_float(to_half(v)) : bf16_to_float(to_bf16(v));
+}
+
 /* One element from an exact real (floats) or an integer (wrapped to the width). */
 static void store(const ct_dtype *d, void *buf, size_t i, double real, int64_t integer) {
   char *p = (char *)buf + i * d->size;
@@ -85,7 +136,12 @@ static void store(const ct_dtype *d, void *buf, size_t i, double real, int64_t i
 }
 
 void ct_put(const ct_case *c, void *buf, size_t i, int rank, uint64_t idx) {
-  int64_t v = ct_value(c, rank, idx);
+  int64_t v;
+  if (ordered_half(c)) {
+    store(c->dt, buf, i, (double)ordered_input(c, rank, idx), 0);
+    return;
+  }
+  v = ct_value(c, rank, idx);
   if (c->redop == CT_COPY) memcpy((char *)buf + i * c->dt->size, &v, c->dt->size); /* raw bits, floats too */
   else store(c->dt, buf, i, (double)v, v);
 }
@@ -128,8 +184,24 @@ void ct_expect(const ct_case *c, int lo, int hi, uint64_t idx, void *out) {
       }
       acc = as_dtype(d, acc);
     }
-    if (c->redop == XC_AVG) acc /= (hi - lo); /* inputs 0..15: never negative */
+    /* The wrapped sum divided, truncating, in the dtype's signedness. */
+    if (c->redop == XC_AVG) acc = d->is_signed ? acc / (hi - lo) : (int64_t)((uint64_t)acc / (uint64_t)(hi - lo));
     store(d, out, 0, 0, acc);
+  } else if (ordered_half(c)) {
+    /* float32 in rank order, as the kernel (acc op next, never reassociated), rounded once. */
+    float acc = 0;
+    for (r = lo; r < hi; ++r) {
+      float v = ordered_input(c, r, idx);
+      if (r == lo) { acc = v; continue; }
+      switch (c->redop) {
+        case XC_SUM: case XC_AVG: acc = acc + v; break;
+        case XC_PROD: acc = acc * v; break;
+        case XC_MIN: acc = v < acc ? v : acc; break;
+        default: acc = v > acc ? v : acc; break;
+      }
+    }
+    if (c->redop == XC_AVG) acc = acc / (float)(hi - lo);
+    store(d, out, 0, (double)acc, 0);
   } else {
     double acc = 0;
     for (r = lo; r < hi; ++r) {
@@ -152,6 +224,8 @@ void ct_expect(const ct_case *c, int lo, int hi, uint64_t idx, void *out) {
 void ct_describe(const ct_case *c, char *out, size_t len) {
   int n = snprintf(out, len, "%s %s", c->op, c->dt ? c->dt->name : "-");
   if (c->redop != CT_COPY) n += snprintf(out + n, len - (size_t)n, " %s", ct_redop_name(c->redop));
+  if (ordered_half(c)) n += snprintf(out + n, len - (size_t)n, " (fractional, float32 in rank order)");
+  else if (c->rank_order && c->dt && c->dt->is_int && c->redop == XC_AVG) n += snprintf(out + n, len - (size_t)n, " (raw bits)");
   n += snprintf(out + n, len - (size_t)n, " %s", c->in_place ? "in-place" : "out-of-place");
   if (c->root >= 0) n += snprintf(out + n, len - (size_t)n, " root %d", c->root);
   snprintf(out + n, len - (size_t)n, " count %zu", c->count);
@@ -219,6 +293,28 @@ size_t ct_layout(const size_t *counts, int n, size_t *displs) {
     pos = displs[r] + counts[r];
   }
   return pos + 1;
+}
+
+void ct_fill_random_floats(void *buf, size_t n, xc_dtype_t dtype, uint64_t seed, int rank) {
+  uint64_t s = seed ^ (0x1000193ULL * (uint64_t)(rank + 7));
+  size_t i;
+  for (i = 0; i < n; ++i) {
+    uint64_t h = mp_next(&s), e = (h >> 56) % 9; /* exponent offset -4 .. 4 */
+    switch (dtype) {
+      case XC_FLOAT16: { uint16_t v = (uint16_t)(((h >> 63) << 15) | ((15 - 4 + e) << 10) | (h & 0x3ff)); memcpy((char *)buf + 2 * i, &v, 2); break; }
+      case XC_BFLOAT16: { uint16_t v = (uint16_t)(((h >> 63) << 15) | ((127 - 4 + e) << 7) | (h & 0x7f)); memcpy((char *)buf + 2 * i, &v, 2); break; }
+      case XC_FLOAT32: { uint32_t v = (uint32_t)(((h >> 63) << 31) | ((127 - 4 + e) << 23) | (h & 0x7fffff)); memcpy((char *)buf + 4 * i, &v, 4); break; }
+      default: { uint64_t v = ((h >> 63) << 63) | ((1023 - 4 + e) << 52) | (h & 0xfffffffffffffULL); memcpy((char *)buf + 8 * i, &v, 8); break; }
+    }
+  }
+}
+
+uint64_t ct_hash(const void *p, size_t n) {
+  const unsigned char *b = (const unsigned char *)p;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  size_t i;
+  for (i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
 }
 
 int ct_not_built(xc_result_t rc) {

@@ -12,7 +12,21 @@
      floats sum            -8 .. 8 (|sum| <= 64 at 8 ranks: exact even in bfloat16)
      floats avg            0 .. 15 (sum exact; sum / n rounded once, as the library must)
      floats prod           -2, -1, 1, 2 (products are powers of two)
-     floats min, max       -100 .. 100 */
+     floats min, max       -100 .. 100
+   A case with rank_order set is for a library that reduces every element in
+   rank order, with float16/bfloat16 accumulated in float32 and rounded once
+   (the device kernels, kernels/reduce.cuh); its inputs need not make every
+   order exact, so they test that contract:
+     float16/bfloat16      fractional values (sum, avg, min, max: -8 .. 8 in
+                           steps of 1/256; prod: +-[0.5, 2) with ten fraction
+                           bits), the reference accumulated in float32 in
+                           rank order, divided (avg) in float32, rounded once;
+                           at 3+ ranks every fourth element of sum and avg
+                           cancels (+B, -B, then values below float32's
+                           resolution at B), which only rank order keeps
+     integers avg          raw random bits: the wrapped sum divided by the
+                           number of ranks, truncating
+     everything else       as above (exact in any order) */
 #ifndef XCOMM_COLL_CHECK_H
 #define XCOMM_COLL_CHECK_H
 
@@ -50,6 +64,7 @@ typedef struct {
   int rank, nranks;
   uint64_t seed;
   uint64_t salt;      /* differs between cases, so no case sees the previous one's data */
+  int rank_order;     /* the library reduces in rank order (see the top): other inputs and references */
 } ct_case;
 
 /* Element index for "rank's data meant for peer, element k" (scatter, alltoall). */
@@ -96,6 +111,13 @@ size_t ct_pair_count(size_t base, int s, int d);
    order with a one-element gap before each; returns the extent (elements,
    with a trailing gap). */
 size_t ct_layout(const size_t *counts, int n, size_t *displs);
+
+/* Random finite floats of magnitude 2^-4 .. 2^4, either sign, full mantissa,
+   in dtype (a float dtype), from a stream keyed by (seed, rank): inputs whose
+   reduction rounds, so any difference in order between ranks shows. */
+void ct_fill_random_floats(void *buf, size_t n, xc_dtype_t dtype, uint64_t seed, int rank);
+/* FNV-1a of n bytes: results compared between ranks through one allgather. */
+uint64_t ct_hash(const void *p, size_t n);
 
 /* True (and the op remembered as skipped) when rc says the op is not built. */
 int ct_not_built(xc_result_t rc);

@@ -17,34 +17,11 @@
    (src/algo/selector.h) in 2-byte elements. */
 static const size_t kCounts[] = {1, 7, 1001, (64 << 10) / 2 + 1, (512 << 10) / 2 + 1};
 
-/* Random finite floats of magnitude 2^-4 .. 2^4, either sign, full mantissa. */
-static void fill_random(void *buf, size_t n, xc_dtype_t dt, uint64_t seed, int rank) {
-  uint64_t s = seed ^ (0x1000193ULL * (uint64_t)(rank + 7));
-  size_t i;
-  for (i = 0; i < n; ++i) {
-    uint64_t h = mp_next(&s), e = (h >> 56) % 9; /* exponent offset -4 .. 4 */
-    switch (dt) {
-      case XC_FLOAT16: { uint16_t v = (uint16_t)(((h >> 63) << 15) | ((15 - 4 + e) << 10) | (h & 0x3ff)); memcpy((char *)buf + 2 * i, &v, 2); break; }
-      case XC_BFLOAT16: { uint16_t v = (uint16_t)(((h >> 63) << 15) | ((127 - 4 + e) << 7) | (h & 0x7f)); memcpy((char *)buf + 2 * i, &v, 2); break; }
-      case XC_FLOAT32: { uint32_t v = (uint32_t)(((h >> 63) << 31) | ((127 - 4 + e) << 23) | (h & 0x7fffff)); memcpy((char *)buf + 4 * i, &v, 4); break; }
-      default: { uint64_t v = ((h >> 63) << 63) | ((1023 - 4 + e) << 52) | (h & 0xfffffffffffffULL); memcpy((char *)buf + 8 * i, &v, 8); break; }
-    }
-  }
-}
-
 static const char *dtype_name(xc_dtype_t t) {
   size_t i;
   for (i = 0; i < ct_num_dtypes; ++i)
     if (ct_dtypes[i].dtype == t) return ct_dtypes[i].name;
   return "?";
-}
-
-static uint64_t fnv1a(const void *p, size_t n) {
-  const unsigned char *b = (const unsigned char *)p;
-  uint64_t h = 0xcbf29ce484222325ULL;
-  size_t i;
-  for (i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ULL;
-  return h;
 }
 
 int main(void) {
@@ -69,9 +46,9 @@ int main(void) {
           void *in = malloc(bytes), *out = malloc(bytes);
           uint64_t mine;
           MP_ASSERT(in && out, "out of memory");
-          fill_random(place ? out : in, count, kTypes[ti], seed + (uint64_t)cases, rank);
+          ct_fill_random_floats(place ? out : in, count, kTypes[ti], seed + (uint64_t)cases, rank);
           MP_CHECK(xc_allreduce(place ? XC_IN_PLACE : in, out, count, kTypes[ti], kOps[oi], comm));
-          mine = fnv1a(out, bytes);
+          mine = ct_hash(out, bytes);
           MP_CHECK(xc_allgather(&mine, hashes, 1, XC_UINT64, comm));
           for (p = 0; p < (size_t)nranks; ++p)
             if (hashes[p] != mine && bad++ < 8)
