@@ -38,9 +38,9 @@ void fill_request(xc::Request &req, const void *buf, size_t bytes, int peer, int
   req.bytes = bytes;
 }
 
-// Device memory goes the stream-ordered way (runtime/device_ops.h). True
-// when buf is device memory; a failure to tell (none here) lands in *why.
-bool on_device(const void *buf, size_t bytes, Status *why) { return bytes > 0 && xc::any_device(&buf, 1, why); }
+// Device memory goes the stream-ordered way (runtime/device_ops.h), also
+// with a count of 0 (a device message pairs only with a device message).
+bool on_device(const void *buf, Status *why) { return xc::any_device(&buf, 1, why); }
 
 xc::device::P2pOp device_op(Dir dir, const void *buf, size_t bytes, int peer, int tag,
                             std::shared_ptr<xc::device::OpOutcome> outcome) {
@@ -89,7 +89,7 @@ xc_result_t start(const char *fn, Dir dir, const void *buf, size_t count, xc_dty
   size_t bytes = 0;
   Status st = check_p2p(buf, count, dtype, peer, tag, comm, dir, &bytes);
   if (!st.ok()) return finish(fn, st);
-  if (on_device(buf, bytes, &st)) {
+  if (on_device(buf, &st)) {
     auto outcome = std::make_shared<xc::device::OpOutcome>();
     st = device_enqueue(comm, {device_op(dir, buf, bytes, peer, tag, outcome)}, fn);
     if (!st.ok()) return finish(fn, st);
@@ -121,7 +121,7 @@ xc_result_t blocking(const char *fn, Dir dir, const void *buf, size_t count, xc_
   size_t bytes = 0;
   Status st = check_p2p(buf, count, dtype, peer, tag, comm, dir, &bytes);
   if (!st.ok()) return finish(fn, st);
-  if (on_device(buf, bytes, &st)) {
+  if (on_device(buf, &st)) {
     st = device_enqueue(comm, {device_op(dir, buf, bytes, peer, tag, nullptr)}, fn);
     if (st.ok()) enqueued_status(peer, tag, bytes, status);
     return finish(fn, st);
@@ -165,7 +165,7 @@ XC_EXPORT xc_result_t xc_sendrecv(const void *sendbuf, size_t sendcount, int des
     Status st = check_p2p(sendbuf, sendcount, dtype, dest, sendtag, comm, Dir::kSend, &sbytes);
     if (st.ok()) st = check_p2p(recvbuf, recvcount, dtype, source, recvtag, comm, Dir::kRecv, &rbytes);
     if (!st.ok()) return finish("xc_sendrecv", st);
-    const void *bufs[2] = {sbytes ? sendbuf : nullptr, rbytes ? recvbuf : nullptr};
+    const void *bufs[2] = {sendbuf, recvbuf};
     bool device = xc::any_device(bufs, 2, &st);
     if (!st.ok()) return finish("xc_sendrecv", st);
     if (device) {  // one batch: the two progress together

@@ -69,7 +69,7 @@ Status host_mem_free(void *ptr) {
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = g_live.find(ptr);
     if (it == g_live.end())
-      return Error(XC_ERR_INVALID_ARGUMENT, "%p is not memory from xc_mem_alloc (or it was freed already)", ptr);
+      return Error(XC_ERR_INVALID_ARGUMENT, "%p is not memory from xc_mem_alloc or xc_mem_alloc_device (or it was freed already)", ptr);
     len = it->second.len;
     g_live.erase(it);
   }

@@ -1,6 +1,7 @@
 #include "device/coll.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/dtype.h"
@@ -60,7 +61,9 @@ class DeviceColl {
     XC_TRY(exchange());
     Status st = move_data();
     XC_TRY(close(st));
-    if (temp_) XC_TRY(copy(d_.recvbuf, temp_, temp_bytes_));
+    if (temp_ && !blockwise_) XC_TRY(copy(d_.recvbuf, temp_, temp_bytes_));
+    for (const auto &b : copy_back_)  // only the blocks: the gaps between them stay the application's
+      XC_TRY(copy(static_cast<char *>(d_.recvbuf) + b.first, static_cast<char *>(temp_) + b.first, b.second));
     return Status::Ok();
   }
 
@@ -236,13 +239,16 @@ class DeviceColl {
         }
         XC_TRY(result_buffer(d_.in_place, extent * es_, &dst));
         if (dst != d_.recvbuf) out = static_cast<char *>(dst);
+        blockwise_ = temp_ != nullptr;
         for (int j = 0; j < n_; ++j) {
           const Info &t = theirs_[static_cast<size_t>(j)];
           size_t want = d_.recvcounts[static_cast<size_t>(j)];
           if (t.count_for_peer != want)
             return Error(XC_ERR_INVALID_USAGE, "alltoallv: rank %d sends %llu elements to rank %d, which expects %zu", j,
                          static_cast<unsigned long long>(t.count_for_peer), me_, want);
-          XC_TRY(copy(out + d_.rdispls[static_cast<size_t>(j)] * es_, in_at(j, t.displ_for_peer), want * es_));
+          size_t at = d_.rdispls[static_cast<size_t>(j)] * es_;
+          XC_TRY(copy(out + at, in_at(j, t.displ_for_peer), want * es_));
+          if (temp_ && want) copy_back_.emplace_back(at, want * es_);
         }
         return Status::Ok();
       }
@@ -262,6 +268,8 @@ class DeviceColl {
   std::vector<const void *> peer_in_;
   void *temp_ = nullptr;
   size_t temp_bytes_ = 0;
+  bool blockwise_ = false;  // copy back only copy_back_, not all of temp_ (the gaps stay the application's)
+  std::vector<std::pair<size_t, size_t>> copy_back_;  // (offset, bytes) of temp_
 };
 
 }  // namespace
