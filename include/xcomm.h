@@ -418,22 +418,31 @@ xc_result_t xc_stream_create(xc_comm_t comm, xc_stream_t *out);
 /* Wrap a stream the application owns (a cudaStream_t; NULL for the legacy
    default stream). xcomm never destroys it; xc_stream_destroy releases only
    the wrapper, and the CUDA stream must outlive it. On the emulated device
-   any value names an emulated stream of that value. */
+   any value names an emulated stream of that value. Wrapping one stream
+   twice gives two handles of one queue (ops keep one order). Without a
+   device: XC_ERR_UNSUPPORTED. Thread safety: safe. */
 xc_result_t xc_stream_wrap(xc_comm_t comm, void *cuda_stream, xc_stream_t *out);
 /* Wait (under the communicator's deadline) for the work xcomm enqueued on the
-   stream, unbind it from every communicator, and release it. NULL is a no-op.
-   Returns the stream's first error, if any. */
+   stream, and release the handle; once the last handle of a stream is
+   gone, communicators that had it bound go back to their default stream.
+   NULL is a no-op; a destroyed handle is XC_ERR_INVALID_USAGE. Returns the
+   stream's first error, if any. Not concurrently with other calls on the
+   same handle. */
 xc_result_t xc_stream_destroy(xc_stream_t stream);
 /* Block until every op xcomm enqueued on the stream has completed, under the
    deadline of the communicators it serves. Returns the first error of those
-   ops (and clears it), XC_SUCCESS when all went well. */
+   ops (and clears it), XC_SUCCESS when all went well. Thread safety: safe
+   (with enqueueing from other threads: it waits for what was enqueued
+   when it was called). */
 xc_result_t xc_stream_synchronize(xc_stream_t stream);
 /* Route comm's device-memory ops to stream: its collectives (target
    XC_BIND_COLLECTIVES) or its point-to-point ops with peer rank target.
    Ops on different streams run concurrently, with no new communicator and no
    new connection. stream NULL unbinds (back to comm's default stream).
    Local; binding changes only ops enqueued afterwards. A stream may be bound
-   on several communicators and for several targets. */
+   on several communicators and for several targets; the communicator keeps
+   a reference, so the stream lives while bound. Without a device:
+   XC_ERR_UNSUPPORTED. Thread safety: safe. */
 xc_result_t xc_stream_bind(xc_comm_t comm, xc_stream_t stream, int target);
 
 /* Allocate device memory on comm's device that peers on this host can map
@@ -442,9 +451,11 @@ xc_result_t xc_stream_bind(xc_comm_t comm, xc_stream_t stream, int target);
 xc_result_t xc_mem_alloc_device(xc_comm_t comm, size_t bytes, void **ptr);
 
 /* Register a device buffer used again and again: its IPC handle is made once
-   here, and peers that read it open it on first use and keep it open until
-   it is deregistered. Local, not collective; the buffer must stay allocated
-   until xc_buffer_deregister. ptr must be device memory (else
+   here (not per op). Peers map its allocation on first use and keep it
+   mapped while they use it (up to 256 allocations per process, least
+   recently used first out). Local, not collective; thread safe; the buffer
+   must stay allocated until xc_buffer_deregister. Without a device:
+   XC_ERR_UNSUPPORTED. ptr must be device memory (else
    XC_ERR_INVALID_ARGUMENT). */
 xc_result_t xc_buffer_register(xc_comm_t comm, void *ptr, size_t bytes, xc_buffer_t *out);
 /* Release a registration (not the memory). NULL is a no-op. */
