@@ -60,10 +60,10 @@ XC_EXPORT xc_result_t xc_buffer_register(xc_comm_t comm, void *ptr, size_t bytes
     Status st = xc::check_usable(comm);
     if (st.ok() && !out) st = Error(XC_ERR_INVALID_ARGUMENT, "out is NULL");
     if (st.ok() && (!ptr || !bytes)) st = Error(XC_ERR_INVALID_ARGUMENT, "ptr is NULL or bytes is 0");
-    if (st.ok() && !xc::gpu::pointer_is_device(ptr))
-      st = Error(XC_ERR_INVALID_ARGUMENT, "%p is not device memory (registration is for device buffers)", ptr);
     xc::gpu::Device *dev = nullptr;
     if (st.ok()) dev = xc::device_for(comm, &st);
+    if (st.ok() && !xc::gpu::pointer_is_device(ptr))
+      st = Error(XC_ERR_INVALID_ARGUMENT, "%p is not device memory (registration is for device buffers)", ptr);
     if (st.ok()) st = xc::device::register_buffer(dev, ptr, bytes);
     if (st.ok()) {
       auto *b = new xc_buffer_s();
