@@ -407,6 +407,7 @@ Status comm_free(xc_comm_s *comm) {
   for (uint64_t c = comm->ctx + 1; c <= comm->ctx + 3; ++c) comm->fabric->engine().cancel_context(c, why);
   comm->magic = kCommFreed;
   comm->backends.clear();  // segments and scratch go now; only the shell stays
+  comm->executor.reset();  // shut down above
   comm->members.reset();
   comm->rank_of_fabric.reset();
   comm->fabric.reset();  // the last communicator of a fabric tears it down
