@@ -130,7 +130,7 @@ typedef struct xc_config {
   size_t size;          /* sizeof(xc_config_t) */
   uint32_t version;     /* XC_CONFIG_VERSION */
   int32_t device;       /* XC_DEVICE_AUTO, XC_DEVICE_NONE, or a device index */
-  uint64_t timeout_ms;  /* deadline of every blocking wait; 0 = XC_TIMEOUT or 300000 */
+  uint64_t timeout_ms;  /* deadline of every blocking wait; 0 = XC_TIMEOUT or 300000; over 100 years = none */
   int32_t thread_mode;  /* xc_thread_mode_t; fixed by the first communicator of a job */
   int32_t debug_level;  /* xc_debug_level_t; process-wide */
   const char *name;     /* shown in logs and errors; NULL = none; copied */
