@@ -168,7 +168,11 @@ xc_result_t xc_comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, co
                               xc_comm_t *comm);
 
 /* Release a communicator. Collective over its ranks (every rank calls it);
-   NULL is a no-op. Pending requests on comm complete with XC_ERR_ABORTED. */
+   NULL is a no-op. Pending requests on comm complete with XC_ERR_ABORTED.
+   The closing barrier waits for the other ranks (not after xc_comm_abort or
+   a known peer failure): if it times out (a rank never frees comm) or a
+   peer dies meanwhile, the result is XC_ERR_TIMEOUT or XC_ERR_PEER_FAILED.
+   comm is released in every case and must not be used or freed again. */
 xc_result_t xc_comm_free(xc_comm_t comm);
 
 /* Make every pending and later op on comm fail with XC_ERR_ABORTED. Local;

@@ -393,6 +393,9 @@ Status comm_free(xc_comm_s *comm) {
   device_ops_finish(comm);     // and the device ops it enqueued
   // Synchronise so no rank tears down while a peer still needs its messages;
   // skipped after an abort or a failure, where it could only time out.
+  // Its failure is returned (a peer that never frees, or died meanwhile,
+  // is the caller's to know); the handle is released all the same.
+  Status closing;
   if (!comm->aborted.load() && !comm->broken.load() && comm->fabric->engine().first_failed(*comm->members) < 0) {
     coll::CollContext c = make_coll_context(comm);
     c.set_signature(kSigCommFree);
@@ -400,7 +403,10 @@ Status comm_free(xc_comm_s *comm) {
                     ? algo::barrier_dissemination(c)
                     : bootstrap::store_barrier(*comm->fabric->store(), store_key(comm, "free", c.seq()), comm->size,
                                                op_deadline(comm));
-    if (!st.ok()) XC_WARN("xc_comm_free: closing barrier failed: %s", st.message().c_str());
+    if (!st.ok()) {
+      XC_WARN("xc_comm_free: closing barrier failed: %s", st.message().c_str());
+      closing = Error(st.code(), "the closing barrier failed (the communicator is freed anyway): %s", st.message().c_str());
+    }
   }
   Status why = Error(XC_ERR_ABORTED, "the communicator was freed");
   comm->fabric->engine().cancel_context(comm->ctx, why);
@@ -410,7 +416,7 @@ Status comm_free(xc_comm_s *comm) {
   comm->members.reset();
   comm->rank_of_fabric.reset();
   comm->fabric.reset();  // the last communicator of a fabric tears it down
-  return Status::Ok();
+  return closing;
 }
 
 void comm_abort(xc_comm_s *comm) {
