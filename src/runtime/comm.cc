@@ -181,6 +181,10 @@ Status read_config(const xc_config_t *user, xc_config_t *out) {
   if (user) {
     if (user->size < offsetof(xc_config_t, device))
       return Error(XC_ERR_INVALID_ARGUMENT, "config.size %zu is too small: start from XC_CONFIG_INIT", user->size);
+    if (user->size > kMaxConfigSize)
+      return Error(XC_ERR_INVALID_ARGUMENT,
+                   "config.size %zu is larger than any config can be (%zu bytes at most): start from XC_CONFIG_INIT",
+                   user->size, kMaxConfigSize);
     if (user->version == 0 || user->version > XC_CONFIG_VERSION)
       return Error(XC_ERR_INVALID_ARGUMENT, "config.version %u is not one this library knows (it knows up to %u)",
                    user->version, XC_CONFIG_VERSION);
@@ -329,6 +333,13 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
   int total = 0;
   std::vector<int> where(static_cast<size_t>(parent->size), -1);  // group of each parent rank
   if (local.ok() && ngroups < 0) local = Error(XC_ERR_INVALID_ARGUMENT, "ngroups %d is negative", ngroups);
+  // Nothing else bounds what is read: the sizes are checked as they are
+  // read, but zero sizes never fail, so ngroups = INT_MAX read past the
+  // caller's array (xcomm.h: groups beyond the ranks can only be empty).
+  int most = std::max(parent->size, kGroupsAlwaysAllowed);
+  if (local.ok() && ngroups > most)
+    local = Error(XC_ERR_INVALID_ARGUMENT, "ngroups %d is more than a parent of %d ranks is split into (%d at most)",
+                  ngroups, parent->size, most);
   if (local.ok() && ngroups > 0 && !group_sizes) local = Error(XC_ERR_INVALID_ARGUMENT, "group_sizes is NULL");
   for (int g = 0; local.ok() && g < ngroups; ++g) {
     if (group_sizes[g] < 0 || group_sizes[g] > parent->size - total)
