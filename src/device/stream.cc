@@ -103,7 +103,8 @@ DeviceStream::~DeviceStream() {
   }
   if (work_) {
     gpu::Event *e = nullptr;
-    if (dev_->event_record(work_, &e).ok()) (void)gpu::event_wait(dev_, e, Deadline::AfterMs(sat_ms(longest_timeout_ms_, 1, 1000)));
+    if (dev_->event_record(work_, &e).ok())
+      (void)gpu::event_wait(dev_, e, Deadline::AfterMs(sat_ms(longest_timeout_ms_, 1, 1000)));
     dev_->stream_release(work_);
   }
   if (user_) {

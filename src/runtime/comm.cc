@@ -416,7 +416,8 @@ Status comm_free(xc_comm_s *comm) {
                                                op_deadline(comm));
     if (!st.ok()) {
       XC_WARN("xc_comm_free: closing barrier failed: %s", st.message().c_str());
-      closing = Error(st.code(), "the closing barrier failed (the communicator is freed anyway): %s", st.message().c_str());
+      closing = Error(st.code(), "the closing barrier failed (the communicator is freed anyway): %s",
+                      st.message().c_str());
     }
   }
   Status why = Error(XC_ERR_ABORTED, "the communicator was freed");
