@@ -21,7 +21,7 @@ import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
-from common import FLOATS, MOVE_ONLY_DTYPES, REDUCE_DTYPES, check, data, key  # noqa: E402
+from common import MOVE_ONLY_DTYPES, REDUCE_DTYPES, check, data, key  # noqa: E402
 
 import xcomm.torch  # noqa: E402,F401  (registers "xcomm")
 
@@ -404,6 +404,28 @@ def all_to_all_world(ctx):
     want = torch.cat([(torch.arange(2 * n * 3, dtype=torch.float32).reshape(2 * n, 3) + 100 * j)[:, 1]
                       [2 * ctx.rank:2 * ctx.rank + 2] for j in range(n)])
     ctx.eq(out, want, "all_to_all_single of strided tensors")
+
+
+@check
+def overlapping_buffers(ctx):
+    """Inputs that share memory with the output, as FSDP and in-place code
+    pass them: all_gather_into_tensor from this rank's own chunk of the
+    output (XC_IN_PLACE), all_to_all_single(t, t), reduce_scatter_tensor
+    into a chunk of its own input (copied apart first)."""
+    n, me = ctx.size, ctx.rank
+    for async_op in MODES:
+        out = torch.zeros(n * 3)
+        mine = out[me * 3:(me + 1) * 3]
+        mine.copy_(torch.full((3,), float(me + 1)))
+        finish(ctx, dist.all_gather_into_tensor(out, mine, async_op=async_op), async_op, "in-place all_gather")
+        ctx.eq(out, torch.arange(1, n + 1).float().repeat_interleave(3), "all_gather_into_tensor from its own chunk")
+        t = torch.arange(n * 2, dtype=torch.float64) + 100 * me
+        finish(ctx, dist.all_to_all_single(t, t, async_op=async_op), async_op, "all_to_all_single(t, t)")
+        want = torch.cat([(torch.arange(n * 2, dtype=torch.float64) + 100 * j)[2 * me:2 * me + 2] for j in range(n)])
+        ctx.eq(t, want, "all_to_all_single with the same tensor in and out")
+        buf = torch.full((n * 2,), float(me + 1))
+        finish(ctx, dist.reduce_scatter_tensor(buf[:2], buf, async_op=async_op), async_op, "overlapping rs")
+        ctx.eq(buf[:2], torch.full((2,), float(n * (n + 1) // 2)), "reduce_scatter_tensor into its own input")
 
 
 # ---- point to point -------------------------------------------------------------------------------------

@@ -72,6 +72,14 @@ _OPS = {
     _R.BXOR: lib.XC_BXOR,
     _R.AVG: lib.XC_AVG,
 }
+# The all_reduce hot path's tables: no bool, no bitwise ops (their checks).
+_ARITH_DTYPES = {k: v for k, v in _DTYPES.items() if k is not torch.bool}
+_AllreduceOptions = dist.AllreduceOptions
+# torch's own ReduceOp objects (dist.ReduceOp.SUM, ..., the defaults of its
+# functions): alive as long as torch, so their ids stay theirs.
+_OPS_BY_ID = {id(getattr(dist.ReduceOp, name)): _OPS[getattr(_R, name)]
+              for name in ("SUM", "PRODUCT", "MIN", "MAX", "AVG")}
+_ALL_REDUCE_CODE = getattr(getattr(c10d, "all_reduce", None), "__code__", None)
 # bool tensors reduce as uint8 0/1: "sum" is "any", "product" is "all" (NCCL's choice).
 _BOOL_OPS = dict(_OPS)
 _BOOL_OPS.update({_R.SUM: lib.XC_MAX, _R.PRODUCT: lib.XC_MIN})
@@ -98,17 +106,25 @@ _PY_ASYNC = 1  # torch.distributed's function with async_op=True, isend/irecv: a
 _WAITS = 2     # torch.distributed's function that waits at once: the blocking call, DONE
 
 
-def _caller_waits():
-    """The caller's kind (_WAITS, _PY_ASYNC, _OTHER). When it waits for the
-    Work right away, the blocking call does the same work without a request;
-    anything else gets a real non-blocking op."""
-    f = _getframe(2)
+def _caller(depth=2):
+    """(the caller's kind: _WAITS, _PY_ASYNC or _OTHER; the locals of
+    torch's calling function, or None). When it waits for the Work right
+    away, the blocking call does the same work without a request; anything
+    else gets a real non-blocking op. The locals are read once (~0.5 us):
+    they also hold the function's `op`."""
+    f = _getframe(depth)
     code = f.f_code
     if code in _ASYNC_OP_CALLERS:
-        return _WAITS if f.f_locals.get("async_op") is False else _PY_ASYNC
+        loc = f.f_locals
+        return (_WAITS if loc.get("async_op") is False else _PY_ASYNC), loc
     if code in _WAITING_CALLERS:
-        return _WAITS
-    return _PY_ASYNC if code in _ASYNC_CALLERS else _OTHER
+        return _WAITS, None
+    return (_PY_ASYNC if code in _ASYNC_CALLERS else _OTHER), None
+
+
+def _caller_waits():
+    """The caller's kind alone (see _caller)."""
+    return _caller(3)[0]
 
 
 def _options(opts, cls):
@@ -189,6 +205,16 @@ class ProcessGroupXcomm(dist.ProcessGroup):
         dt = _DTYPES.get(t.dtype)
         return (dt, 1) if dt is not None else (lib.XC_UINT8, t.element_size())
 
+    def _red(self, opts, loc, t, what):
+        """The xcomm reduction of opts: torch's own ReduceOp objects found by
+        identity in the calling function's `op` (opts.reduceOp.op builds two
+        Python objects, ~0.8 us), else read from opts."""
+        if loc is not None and t.dtype is not torch.bool:
+            red = _OPS_BY_ID.get(id(loc.get("op")))
+            if red is not None:
+                return red
+        return self._op(opts.reduceOp, t, what)
+
     @staticmethod
     def _op(opts_op, t, what):
         table = _BOOL_OPS if t.dtype == torch.bool else _OPS
@@ -251,6 +277,36 @@ class ProcessGroupXcomm(dist.ProcessGroup):
         return t if t.is_contiguous() else t.contiguous()
 
     @staticmethod
+    def _apart(src, dst):
+        """src, or a copy of it when its memory overlaps dst's (xcomm refuses
+        overlapping buffers; torch allows e.g. all_to_all_single(t, t))."""
+        a, b = src.data_ptr(), dst.data_ptr()
+        if a < b + dst.numel() * dst.element_size() and b < a + src.numel() * src.element_size():
+            return src.clone()
+        return src
+
+    @staticmethod
+    def _like(tensors, t, what):
+        """tensors all of t's dtype and device kind; whether that is CUDA."""
+        cuda, dtype = t.is_cuda, t.dtype
+        for x in tensors:
+            if x.dtype != dtype:
+                raise TypeError("xcomm: %s: dtype %s differs from %s" % (what, x.dtype, dtype))
+            if x.is_cuda != cuda:
+                raise ValueError("xcomm: %s: tensors must all be on the CPU or all on CUDA devices" % what)
+        if not cuda and t.device.type != "cpu":
+            raise ValueError("xcomm: %s: tensors on %s are not supported" % (what, t.device))
+        return cuda
+
+    @staticmethod
+    def _pair_device(a, b, what):
+        cuda = a.is_cuda
+        if b.is_cuda != cuda or not (cuda or (a.device.type == "cpu" and b.device.type == "cpu")):
+            raise ValueError("xcomm: %s: tensors must both be on the CPU or both on CUDA devices (got %s and %s)" %
+                             (what, a.device, b.device))
+        return cuda
+
+    @staticmethod
     def _output(t, finish_list):
         """A contiguous tensor to receive into for output t; copied back by
         the finish steps when t is not contiguous itself."""
@@ -296,24 +352,36 @@ class ProcessGroupXcomm(dist.ProcessGroup):
 
     # ---- collectives -------------------------------------------------------------------------
     def allreduce(self, tensors, opts=None):
-        t = tensors[0] if len(tensors) == 1 else self._one(tensors, "all_reduce")
-        dt = _DTYPES.get(t.dtype)
-        red = _OPS.get((opts.reduceOp if opts is not None else dist.ReduceOp.SUM).op)
-        if dt is not None and red is not None and t.dtype is not torch.bool and not t.is_cuda and \
-                t.is_contiguous() and not self._coalescing and red < lib.XC_BAND:
-            # The hot path: a contiguous host tensor of an xcomm dtype, an arithmetic op.
+        if type(tensors) is list and len(tensors) == 1 and type(opts) is _AllreduceOptions:
+            # The hot path: dist.all_reduce(async_op=False) of a contiguous
+            # host tensor of an xcomm dtype, an arithmetic reduction. The
+            # caller's locals (read once: they cost ~0.5 us) say async_op and
+            # the op; torch's ReduceOp.SUM etc. are found by identity, since
+            # opts.reduceOp.op builds two Python objects (~0.8 us).
             f = _getframe(1)
-            if f.f_code in _ASYNC_OP_CALLERS and f.f_locals.get("async_op") is False:
-                rc = C.xc_allreduce(_IN_PLACE, t.data_ptr(), t.numel(), dt, red, self._h)
-                if rc < 0:
-                    self._fail(rc, "all_reduce")
-                return DONE
-        return self._allreduce(t, opts, _caller_waits())
+            if f.f_code is _ALL_REDUCE_CODE and not self._coalescing:
+                loc = f.f_locals
+                t = tensors[0]
+                dt = _ARITH_DTYPES.get(t.dtype)
+                red = _OPS_BY_ID.get(id(loc.get("op")))
+                if loc.get("async_op") is False and dt is not None and red is not None and not t.is_cuda and \
+                        t.is_contiguous():
+                    rc = C.xc_allreduce(_IN_PLACE, t.data_ptr(), t.numel(), dt, red, self._h)
+                    if rc < 0:
+                        self._fail(rc, "all_reduce")
+                    return DONE
+        if isinstance(tensors, torch.Tensor):  # allreduce(tensor, op)
+            op, opts = opts, _AllreduceOptions()
+            if op is not None:
+                opts.reduceOp = op
+            tensors = [tensors]
+        waits, loc = _caller()
+        return self._allreduce(self._one(tensors, "all_reduce"), opts, waits, loc)
 
-    def _allreduce(self, t, opts, waits):
+    def _allreduce(self, t, opts, waits, loc):
         opts = _options(opts, dist.AllreduceOptions)
         dt, n = self._dtype(t, "all_reduce", reduce=True)
-        red = self._op(opts.reduceOp, t, "all_reduce")
+        red = self._red(opts, loc, t, "all_reduce")
         steps = []
         buf = self._output(t, steps)
         if buf is not t:
@@ -325,7 +393,7 @@ class ProcessGroupXcomm(dist.ProcessGroup):
     def allreduce_coalesced(self, tensors, opts=None):
         """Every tensor reduced alike: tensors of one dtype go as one
         buffer, one allreduce per dtype."""
-        waits = _caller_waits()
+        waits, loc = _caller()
         opts = _options(opts, dist.AllreduceCoalescedOptions)
         if not tensors:
             return DONE
@@ -337,7 +405,7 @@ class ProcessGroupXcomm(dist.ProcessGroup):
         inner = _PY_ASYNC if waits == _OTHER else waits  # the whole is wrapped below
         for group in by_dtype.values():
             dt, _ = self._dtype(group[0], "all_reduce_coalesced", reduce=True)
-            red = self._op(opts.reduceOp, group[0], "all_reduce_coalesced")
+            red = self._red(opts, loc, group[0], "all_reduce_coalesced")
             flat = torch.cat([g.reshape(-1) for g in group])
 
             def unpack(group=group, flat=flat):
@@ -374,13 +442,13 @@ class ProcessGroupXcomm(dist.ProcessGroup):
     def reduce(self, tensors, opts=None):
         if isinstance(tensors, torch.Tensor):  # reduce(tensor, root, op)
             raise TypeError("xcomm: reduce takes ([tensor], ReduceOptions)")
-        waits = _caller_waits()
+        waits, loc = _caller()
         opts = _options(opts, dist.ReduceOptions)
         t = self._one(tensors, "reduce")
         root = opts.rootRank
         self._check_rank(root, "reduce")
         dt, n = self._dtype(t, "reduce", reduce=True)
-        red = self._op(opts.reduceOp, t, "reduce")
+        red = self._red(opts, loc, t, "reduce")
         steps = []
         if self._rank == root:
             buf = self._output(t, steps)
@@ -401,10 +469,7 @@ class ProcessGroupXcomm(dist.ProcessGroup):
         t = self._one(input_tensors, "all_gather")
         if len(outs) != self._size:
             raise ValueError("xcomm: all_gather: %d output tensors for a group of %d" % (len(outs), self._size))
-        cuda = self._same_device(list(outs) + [t], "all_gather")
-        for o in outs:
-            if o.dtype != t.dtype:
-                raise TypeError("xcomm: all_gather: output dtype %s differs from the input's %s" % (o.dtype, t.dtype))
+        cuda = self._like(outs, t, "all_gather")
         if outs[self._rank].numel() != t.numel():
             raise ValueError("xcomm: all_gather: this rank's output holds %d elements, its input %d" %
                              (outs[self._rank].numel(), t.numel()))
@@ -414,13 +479,14 @@ class ProcessGroupXcomm(dist.ProcessGroup):
         flat = self._packed(outs)
         steps = []
         if flat is None:
+            # Separate output tensors: gathered into one buffer, then copied
+            # out (one copy per output, as gloo does; outputs that are
+            # consecutive chunks of one tensor are gathered in place).
             flat = torch.empty(sum(sizes), dtype=t.dtype, device=t.device)
 
             def unpack():
-                off = 0
-                for o, k in zip(outs, sizes):
-                    o.copy_(flat[off:off + k].view_as(o))
-                    off += k
+                for o, v in zip(outs, flat.split(sizes)):
+                    o.copy_(v if o.dim() == 1 else v.view_as(o))
             steps.append(unpack)
         if len(set(sizes)) == 1:
             args = (src.data_ptr(), flat.data_ptr(), sizes[0] * unit, dt, self._h)
@@ -435,7 +501,7 @@ class ProcessGroupXcomm(dist.ProcessGroup):
 
     def _allgather_base(self, output, input, opts=None):
         waits = _caller_waits()
-        cuda = self._same_device([output, input], "all_gather_into_tensor")
+        cuda = self._pair_device(output, input, "all_gather_into_tensor")
         if output.dtype != input.dtype:
             raise TypeError("xcomm: all_gather_into_tensor: output dtype %s differs from the input's %s" %
                             (output.dtype, input.dtype))
@@ -443,11 +509,16 @@ class ProcessGroupXcomm(dist.ProcessGroup):
             raise ValueError("xcomm: all_gather_into_tensor: the output holds %d elements, not %d x %d" %
                              (output.numel(), self._size, input.numel()))
         dt, n = self._dtype(input, "all_gather_into_tensor")
-        src = self._input(input)
         steps = []
         dst = self._output(output, steps)
+        block = input.numel() * input.element_size()
+        if dst is output and input.is_contiguous() and input.data_ptr() == output.data_ptr() + self._rank * block:
+            src, send = input, _IN_PLACE  # this rank's block of the output (FSDP's way): XC_IN_PLACE
+        else:
+            src = self._apart(self._input(input), dst)
+            send = src.data_ptr()
         return self._run("all_gather_into_tensor", C.xc_allgather, C.xc_iallgather,
-                         (src.data_ptr(), dst.data_ptr(), n, dt, self._h), keep=(src, dst, output),
+                         (send, dst.data_ptr(), n, dt, self._h), keep=(src, dst, output),
                          finish=self._finisher(steps), outputs=[output], cuda=cuda, waits=waits)
 
     def allgather_coalesced(self, output_lists, input_list, opts=None):
@@ -481,7 +552,7 @@ class ProcessGroupXcomm(dist.ProcessGroup):
                          waits=waits)
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
-        waits = _caller_waits()
+        waits, loc = _caller()
         if isinstance(output_tensors, torch.Tensor):  # reduce_scatter(output, inputs, op)
             op = opts
             output_tensors, input_tensors = [output_tensors], [input_tensors]
@@ -502,7 +573,7 @@ class ProcessGroupXcomm(dist.ProcessGroup):
             raise ValueError("xcomm: reduce_scatter: this rank's input block holds %d elements, the output %d" %
                              (ins[self._rank].numel(), out.numel()))
         dt, _ = self._dtype(out, "reduce_scatter", reduce=True)
-        red = self._op(opts.reduceOp, out, "reduce_scatter")
+        red = self._red(opts, loc, out, "reduce_scatter")
         flat = self._packed(ins)
         if flat is None:
             flat = torch.cat([x.reshape(-1) for x in ins])
@@ -520,9 +591,9 @@ class ProcessGroupXcomm(dist.ProcessGroup):
                          finish=self._finisher(steps), outputs=[out], cuda=cuda, waits=waits)
 
     def _reduce_scatter_base(self, output, input, opts=None):
-        waits = _caller_waits()
+        waits, loc = _caller()
         opts = _options(opts, dist.ReduceScatterOptions)
-        cuda = self._same_device([output, input], "reduce_scatter_tensor")
+        cuda = self._pair_device(output, input, "reduce_scatter_tensor")
         if output.dtype != input.dtype:
             raise TypeError("xcomm: reduce_scatter_tensor: input dtype %s differs from the output's %s" %
                             (input.dtype, output.dtype))
@@ -530,10 +601,10 @@ class ProcessGroupXcomm(dist.ProcessGroup):
             raise ValueError("xcomm: reduce_scatter_tensor: the input holds %d elements, not %d x %d" %
                              (input.numel(), self._size, output.numel()))
         dt, n = self._dtype(output, "reduce_scatter_tensor", reduce=True)
-        red = self._op(opts.reduceOp, output, "reduce_scatter_tensor")
-        src = self._input(input)
+        red = self._red(opts, loc, output, "reduce_scatter_tensor")
         steps = []
         dst = self._output(output, steps)
+        src = self._apart(self._input(input), dst)
         return self._run("reduce_scatter_tensor", C.xc_reduce_scatter, C.xc_ireduce_scatter,
                          (src.data_ptr(), dst.data_ptr(), n, dt, red, self._h), keep=(src, dst, output),
                          finish=self._finisher(steps), outputs=[output], cuda=cuda, waits=waits)
@@ -584,11 +655,22 @@ class ProcessGroupXcomm(dist.ProcessGroup):
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         waits = _caller_waits()
-        cuda = self._same_device([output, input], "all_to_all_single")
+        cuda = self._pair_device(output, input, "all_to_all_single")
         if output.dtype != input.dtype:
             raise TypeError("xcomm: all_to_all_single: output dtype %s differs from the input's %s" %
                             (output.dtype, input.dtype))
         dt, unit = self._unit(input, "all_to_all_single")
+        n = input.numel()
+        if not input_split_sizes and not output_split_sizes and output.numel() == n and \
+                (input.shape[0] if input.dim() else 1) % self._size == 0:
+            # equal blocks: xc_alltoall
+            steps = []
+            dst = self._output(output, steps)
+            src = self._apart(self._input(input), dst)
+            return self._run("all_to_all_single", C.xc_alltoall, C.xc_ialltoall,
+                             (src.data_ptr(), dst.data_ptr(), n // self._size * unit, dt, self._h),
+                             keep=(src, dst, input, output), finish=self._finisher(steps), outputs=[output],
+                             cuda=cuda, waits=waits)
         splits = []
         for t, sizes, name in ((input, input_split_sizes, "input"), (output, output_split_sizes, "output")):
             rows = t.shape[0] if t.dim() > 0 else 1
@@ -602,9 +684,9 @@ class ProcessGroupXcomm(dist.ProcessGroup):
                 raise ValueError("xcomm: all_to_all_single: %s split sizes %s do not split %d rows over %d ranks" %
                                  (name, list(sizes), rows, self._size))
             splits.append([s * row * unit for s in sizes])
-        src = self._input(input)
         steps = []
         dst = self._output(output, steps)
+        src = self._apart(self._input(input), dst)
         return self._alltoallv("all_to_all_single", src, dst, splits[0], splits[1], dt, steps, (input, output), cuda,
                                waits)
 
@@ -619,9 +701,9 @@ class ProcessGroupXcomm(dist.ProcessGroup):
         steps = []
         if self._rank == root:
             outs = self._one(output_tensors, "gather")
-            if len(outs) != self._size or any(o.numel() != t.numel() or o.dtype != t.dtype for o in outs):
+            cuda = self._like(outs, t, "gather")
+            if len(outs) != self._size or any(o.numel() != t.numel() for o in outs):
                 raise ValueError("xcomm: gather: the root needs %d output tensors like the input" % self._size)
-            cuda = self._same_device(list(outs) + [t], "gather")
             flat = self._packed(outs)
             if flat is None:
                 flat = torch.empty(t.numel() * self._size, dtype=t.dtype, device=t.device)
@@ -768,8 +850,8 @@ class ProcessGroupXcomm(dist.ProcessGroup):
         dt, n = self._dtype(t, "recv")
         steps = []
         dst = self._output(t, steps)
-        if t.is_cuda:
-            self._cuda_device(t)  # xcomm puts any-source device receives on the default stream
+        # (On CUDA tensors xcomm runs an any-source receive on the default
+        # stream; its work completes when the data has arrived.)
         req = ffi.new("xc_request_t[1]")
         status = ffi.new("xc_status_t *")
         rc = C.xc_irecv(dst.data_ptr(), n, dt, _ANY_SOURCE, tag, self._h, int(ffi.cast("uintptr_t", req)))
@@ -797,9 +879,6 @@ class ProcessGroupXcomm(dist.ProcessGroup):
                 w._record()
 
     # ---- CUDA ----------------------------------------------------------------------------------
-    def _cuda_device(self, t):
-        return t.device
-
     def _bind_current_stream(self, target, what):
         """Bind torch's current CUDA stream to target (the collectives, or a
         peer) unless it is bound already; returns the torch stream."""
@@ -808,11 +887,14 @@ class ProcessGroupXcomm(dist.ProcessGroup):
         with self._lock:
             if self._bound.get(target) != handle:
                 from ..stream import Stream
-                xs = self._streams.get(handle)
-                if xs is None:
-                    xs = Stream.wrap(self._comm, handle)
-                    self._streams[handle] = xs
-                self._comm.bind_stream(xs, target)
+                try:
+                    xs = self._streams.get(handle)
+                    if xs is None:
+                        xs = Stream.wrap(self._comm, handle)  # no device here: XC_ERR_UNSUPPORTED, with why
+                        self._streams[handle] = xs
+                    self._comm.bind_stream(xs, target)
+                except _errors.Error as e:
+                    raise make_error(e.code, "%s on CUDA tensors" % what, e.message) from None
                 self._bound[target] = handle
         return stream
 
