@@ -159,9 +159,9 @@ Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::v
 // the list), so two members with different lists still meet there.
 
 struct GroupRecord {
-  uint64_t digest;   // of n and the list
+  uint64_t digest;  // of n and the list
   int32_t n;
-  uint32_t valid;    // 0: this member's own other arguments (cfg, out) were bad
+  uint32_t valid;  // 0: this member's own other arguments (cfg, out) were bad
 };
 
 constexpr int kGroupRecordTag = 0;
@@ -235,7 +235,8 @@ Status group_exchange_p2p(xc_comm_s *parent, const std::vector<int> &list, int m
       else if (recs[i].message_bytes != sizeof(GroupRecord))
         result = Error(XC_ERR_INTERNAL, "rank %d sent a malformed group record", list[i]);
       else if (!got[i].valid)
-        result = Error(XC_ERR_INVALID_ARGUMENT, "rank %d passed an invalid config or output to the same group", list[i]);
+        result =
+            Error(XC_ERR_INVALID_ARGUMENT, "rank %d passed an invalid config or output to the same group", list[i]);
       else if (got[i].n != static_cast<int32_t>(n) || got[i].digest != mine.digest) {
         disagree = true;
         result = Error(XC_ERR_INVALID_USAGE,
@@ -265,8 +266,12 @@ Status group_exchange_p2p(xc_comm_s *parent, const std::vector<int> &list, int m
     }
     if (moved) backoff.reset();
     switch (backoff.next()) {
-      case Backoff::Step::kSpin: cpu_relax(); break;
-      case Backoff::Step::kYield: cpu_yield(); break;
+      case Backoff::Step::kSpin:
+        cpu_relax();
+        break;
+      case Backoff::Step::kYield:
+        cpu_yield();
+        break;
       case Backoff::Step::kSleep:
         std::this_thread::sleep_for(std::chrono::microseconds(500));
         backoff.slept();
@@ -583,8 +588,7 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
                    child_cfg, name, out);
 }
 
-Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, const xc_config_t *cfg,
-                         xc_comm_s **out) {
+Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, const xc_config_t *cfg, xc_comm_s **out) {
   // The list first: without a valid one there is no one to tell.
   if (n < 1 || n > parent->size)
     return Error(XC_ERR_INVALID_ARGUMENT, "n = %d: a group holds 1 to %d (the parent's size) ranks", n, parent->size);
@@ -619,18 +623,17 @@ Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, co
   std::string name;
   Status local = child_config(parent, cfg, out, &child_cfg, &name);
   GroupRecord mine{digest, n, local.ok() ? 1u : 0u};
-  Status st = n == 1 ? Status::Ok()
-              : parent->fabric->reaches_all(*parent->members)
-                  ? group_exchange_p2p(parent, list, me, tag, mine)
-                  : group_exchange_store(parent, list, me, tag, mine);
+  std::vector<int> members(static_cast<size_t>(n));  // fabric ranks
+  for (int i = 0; i < n; ++i)
+    members[static_cast<size_t>(i)] = (*parent->members)[static_cast<size_t>(list[static_cast<size_t>(i)])];
+  // Every member sees the same answer: a transport reaches all of them
+  // exactly when they are all on one host.
+  Status st = n == 1                                   ? Status::Ok()
+              : parent->fabric->reaches_all(members) ? group_exchange_p2p(parent, list, me, tag, mine)
+                                                     : group_exchange_store(parent, list, me, tag, mine);
   if (st.ok()) st = std::move(local);
   xc_comm_s *child = nullptr;
-  if (st.ok()) {
-    std::vector<int> members(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i)
-      members[static_cast<size_t>(i)] = (*parent->members)[static_cast<size_t>(list[static_cast<size_t>(i)])];
-    st = make_comm(parent->fabric, std::move(members), me, ctx, child_cfg, name, &child);
-  }
+  if (st.ok()) st = make_comm(parent->fabric, std::move(members), me, ctx, child_cfg, name, &child);
   if (!st.ok()) {
     parent->fabric->release_context(ctx);
     return st;

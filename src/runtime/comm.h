@@ -36,7 +36,7 @@ struct xc_comm_s {
   // device ops (device/comm_view.h). A multiple of 4.
   uint64_t ctx = 0;
   std::atomic<bool> broken{false};  // a collective failed: ranks may be out of step
-  bool claimed_ctx = false;  // made by xc_comm_create_group: ctx is claimed in the fabric until freed
+  bool claimed_ctx = false;         // made by xc_comm_create_group: ctx is claimed in the fabric until freed
   uint64_t timeout_ms = 300000;
   std::string name;
   std::atomic<bool> aborted{false};
@@ -91,8 +91,7 @@ Status comm_get_unique_id(xc_unique_id_t *id);
 Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg, xc_comm_s **out);
 Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes, const int *ranks,
                          const xc_config_t *cfg, xc_comm_s **out);
-Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, const xc_config_t *cfg,
-                         xc_comm_s **out);
+Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, const xc_config_t *cfg, xc_comm_s **out);
 Status comm_dup(xc_comm_s *comm, xc_comm_s **out);
 Status comm_free(xc_comm_s *comm);
 void comm_abort(xc_comm_s *comm);

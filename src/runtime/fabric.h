@@ -71,7 +71,6 @@ class Fabric {
     claimed_.erase(ctx);
   }
 
-
  private:
   Fabric() = default;
   Status bootstrap(const FabricSetup &setup);

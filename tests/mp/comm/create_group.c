@@ -132,8 +132,8 @@ static void overlapping(const cu_view_t *w) {
   if (n < 2) return;
   int first[CU_MAXR], last[CU_MAXR], ends[2] = {n - 1, 0};
   for (int i = 0; i < n - 1; ++i) {
-    first[i] = i;         /* 0 .. n-2 */
-    last[i] = n - 1 - i;  /* n-1 .. 1 */
+    first[i] = i;        /* 0 .. n-2 */
+    last[i] = n - 1 - i; /* n-1 .. 1 */
   }
   cu_view_t a, b, c, d, e;
   int in_a = group(w, n - 1, first, 40, NULL, &a, 40, "overlap A = 0..n-2");
