@@ -212,6 +212,30 @@ xc_result_t xc_comm_split(xc_comm_t parent, int color, int key, const xc_config_
 xc_result_t xc_comm_split_groups(xc_comm_t parent, int ngroups, const int *group_sizes, const int *ranks,
                                  const xc_config_t *cfg, xc_comm_t *out);
 
+/* MPI_Comm_create_group: a communicator of the n parent ranks listed in
+   ranks (new rank = index in ranks), made by those ranks alone. Collective
+   over the listed ranks only: the other ranks of parent do not call it and
+   are not disturbed (frameworks such as torch.distributed create a group on
+   its members only). No new connections. cfg may be NULL (inherit
+   parent's). The listed ranks must be distinct, and the caller among them.
+   Every member passes the same n, ranks and tag (0 .. XC_TAG_MAX); two
+   members that pass different lists fail with XC_ERR_INVALID_USAGE, and
+   so, told by them, do the other members of their lists; a member that a
+   differing list leaves out and no one tells waits until the deadline
+   (XC_ERR_TIMEOUT). Members on hosts that no transport connects meet
+   through the bootstrap store, where different lists just time out.
+   The child's context is derived from parent's, the list and the tag, so
+   groups over the same ranks must differ in their tag while they are
+   alive: a process that holds a live group made from parent with the same
+   ranks and tag gets XC_ERR_INVALID_USAGE (once that group is freed, the
+   tag may be used again). After a failed call, use a fresh tag on that
+   parent: messages of the failed exchange may linger. Every wait has the
+   parent's deadline. *out is owned by the caller and released with
+   xc_comm_free (collective over its members). Thread safety: calls on one
+   parent from several threads at once must use different tags. */
+xc_result_t xc_comm_create_group(xc_comm_t parent, int n, const int *ranks, int tag, const xc_config_t *cfg,
+                                 xc_comm_t *out);
+
 /* A communicator with the same ranks whose messages never match comm's.
    Collective over comm. */
 xc_result_t xc_comm_dup(xc_comm_t comm, xc_comm_t *out);

@@ -197,6 +197,7 @@ module xcomm
   public :: xc_init, xc_get_unique_id, xc_comm_init_rank, xc_comm_free, xc_comm_abort
   public :: xc_comm_rank, xc_comm_size, xc_comm_local_rank, xc_comm_local_size
   public :: xc_comm_get_async_error, xc_comm_split, xc_comm_split_groups, xc_comm_dup
+  public :: xc_comm_create_group
   public :: xc_send, xc_recv, xc_sendrecv, xc_isend, xc_irecv, xc_wait, xc_test, xc_waitall
   public :: xc_barrier, xc_broadcast, xc_allreduce, xc_allgather
   public :: xc_reduce, xc_allgatherv, xc_gather, xc_gatherv, xc_scatter, xc_scatterv, xc_reduce_scatter
@@ -232,6 +233,9 @@ module xcomm
   end interface
   interface xc_comm_split_groups
     module procedure xc_comm_split_groups_nocfg, xc_comm_split_groups_cfg
+  end interface
+  interface xc_comm_create_group
+    module procedure xc_comm_create_group_nocfg, xc_comm_create_group_cfg
   end interface
   interface xc_send
     module procedure xc_send_i4, xc_send_i8
@@ -449,6 +453,17 @@ module xcomm
       type(xc_config), intent(in), optional :: cfg
       type(xc_comm), intent(inout) :: out
     end function c_xc_comm_split_groups
+
+    integer(c_int) function c_xc_comm_create_group(parent, n, ranks, tag, cfg, out) &
+        bind(c, name='xc_comm_create_group')
+      import :: c_int, c_ptr, xc_config, xc_comm
+      type(c_ptr), value :: parent
+      integer(c_int), value :: n
+      integer(c_int), intent(in) :: ranks(*)
+      integer(c_int), value :: tag
+      type(xc_config), intent(in), optional :: cfg
+      type(xc_comm), intent(inout) :: out
+    end function c_xc_comm_create_group
 
     integer(c_int) function c_xc_comm_dup(comm, out) bind(c, name='xc_comm_dup')
       import :: c_int, c_ptr, xc_comm
@@ -1344,6 +1359,40 @@ contains
     call finish(c_xc_comm_split_groups(parent%ptr, int(ngroups, c_int), group_sizes, ranks, cfg, newcomm), &
                 'xc_comm_split_groups', ierr)
   end subroutine xc_comm_split_groups_cfg
+
+  !> A group made by its members alone (MPI_Comm_create_group): only the
+  !> parent ranks listed in ranks(1:n) call it, each with the same list and
+  !> tag; new rank = position in the list - 1.
+  subroutine xc_comm_create_group_nocfg(parent, n, ranks, tag, newcomm, ierr)
+    type(xc_comm), intent(in) :: parent
+    integer, intent(in) :: n
+    integer, intent(in) :: ranks(:)
+    integer, intent(in) :: tag
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    if (n > size(ranks)) then
+      call fail('xc_comm_create_group', 'ranks holds fewer than n entries', ierr)
+      return
+    end if
+    call finish(c_xc_comm_create_group(parent%ptr, int(n, c_int), ranks, int(tag, c_int), out=newcomm), &
+                'xc_comm_create_group', ierr)
+  end subroutine xc_comm_create_group_nocfg
+
+  subroutine xc_comm_create_group_cfg(parent, n, ranks, tag, cfg, newcomm, ierr)
+    type(xc_comm), intent(in) :: parent
+    integer, intent(in) :: n
+    integer, intent(in) :: ranks(:)
+    integer, intent(in) :: tag
+    type(xc_config), intent(in) :: cfg
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    if (n > size(ranks)) then
+      call fail('xc_comm_create_group', 'ranks holds fewer than n entries', ierr)
+      return
+    end if
+    call finish(c_xc_comm_create_group(parent%ptr, int(n, c_int), ranks, int(tag, c_int), cfg, newcomm), &
+                'xc_comm_create_group', ierr)
+  end subroutine xc_comm_create_group_cfg
 
   subroutine xc_comm_dup(comm, newcomm, ierr)
     type(xc_comm), intent(in) :: comm

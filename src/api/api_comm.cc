@@ -105,6 +105,16 @@ XC_EXPORT xc_result_t xc_comm_split_groups(xc_comm_t parent, int ngroups, const 
   })
 }
 
+XC_EXPORT xc_result_t xc_comm_create_group(xc_comm_t parent, int n, const int *ranks, int tag,
+                                           const xc_config_t *cfg, xc_comm_t *out) {
+  XC_API_GUARD("xc_comm_create_group", {
+    // A NULL out is checked inside, during the exchange, so every member fails together.
+    Status st = xc::check_usable(parent);
+    if (st.ok()) st = xc::comm_create_group(parent, n, ranks, tag, cfg, out);
+    return finish("xc_comm_create_group", st);
+  })
+}
+
 XC_EXPORT xc_result_t xc_comm_dup(xc_comm_t comm, xc_comm_t *out) {
   XC_API_GUARD("xc_comm_dup", {
     Status st = xc::check_usable(comm);

@@ -1,13 +1,16 @@
 #include "runtime/comm.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "algo/algorithms.h"
 #include "algo/backends.h"
+#include "base/backoff.h"
 #include "base/env.h"
 #include "base/host_id.h"
 #include "base/log.h"
@@ -138,6 +141,205 @@ Status exchange_split_records(xc_comm_s *parent, const SplitRecord &mine, std::v
     if (values[r].size() != sizeof(SplitRecord))
       return Error(XC_ERR_INTERNAL, "rank %zu sent a malformed split record", r);
     memcpy(&(*all)[r], values[r].data(), sizeof(SplitRecord));
+  }
+  return Status::Ok();
+}
+
+// ---- xc_comm_create_group -------------------------------------------------
+//
+// Only the listed ranks take part, so nothing of the parent's is shared by
+// all of them (no collective sequence number): the child's context comes
+// from the parent's, the list and the tag, and the members check the list
+// among themselves. Each sends every other member of its own list a record
+// of that list and receives one from each; a record that differs from ours
+// fails the call (XC_ERR_INVALID_USAGE), and its finder tells the rest of
+// its list (a "disagree" note), so members whose list leaves the odd one
+// out fail as well instead of waiting for a record that never comes.
+// Messages go on a context derived from the parent's and the tag only (not
+// the list), so two members with different lists still meet there.
+
+struct GroupRecord {
+  uint64_t digest;  // of n and the list
+  int32_t n;
+  uint32_t valid;  // 0: this member's own other arguments (cfg, out) were bad
+};
+
+constexpr int kGroupRecordTag = 0;
+constexpr int kGroupDisagreeTag = 1;
+
+uint64_t group_exchange_ctx(uint64_t parent_ctx, int tag) {
+  uint64_t h = mix64(parent_ctx ^ 0x6a09e667f3bcc909ULL);
+  h = mix64(h ^ (static_cast<uint64_t>(static_cast<uint32_t>(tag)) << 16) ^ 0x2545f4914f6cdd1dULL);
+  return h & ~uint64_t{3};
+}
+
+uint64_t group_child_ctx(uint64_t parent_ctx, int tag, uint64_t digest) {
+  uint64_t h = mix64(parent_ctx ^ 0xbb67ae8584caa73bULL);
+  h = mix64(h ^ static_cast<uint64_t>(static_cast<uint32_t>(tag)));
+  h = mix64(h ^ digest);
+  return h & ~uint64_t{3};
+}
+
+// The exchange through the engine. list: parent ranks; me: my index in it.
+Status group_exchange_p2p(xc_comm_s *parent, const std::vector<int> &list, int me, int tag, const GroupRecord &mine) {
+  P2pEngine &engine = parent->fabric->engine();
+  const size_t n = list.size();
+  auto fabric_ranks = std::make_shared<std::vector<int>>(n);
+  for (size_t i = 0; i < n; ++i) (*fabric_ranks)[i] = (*parent->members)[static_cast<size_t>(list[i])];
+  std::shared_ptr<const std::vector<int>> members = fabric_ranks;
+  const uint64_t xctx = group_exchange_ctx(parent->ctx, tag);
+  Deadline deadline = op_deadline(parent);
+
+  std::vector<GroupRecord> got(n);
+  std::vector<uint32_t> notes(n), note_out(n, 1);
+  // Per member: its record, its disagree note, our record to it, our note
+  // to it. Never resized: the engine holds pointers.
+  std::vector<Request> recs(n), heard(n), sends(n), tells(n);
+  auto prepare = [&](Request &r, size_t i, int etag, void *buf, size_t bytes) {
+    r.ctx = xctx;
+    r.peer = (*members)[i];
+    r.tag = etag;
+    r.members = members;
+    r.collective = true;  // fails at once when a member dies
+    r.buf = buf;
+    r.bytes = bytes;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (static_cast<int>(i) == me) continue;
+    prepare(recs[i], i, kGroupRecordTag, &got[i], sizeof(GroupRecord));
+    engine.post_recv(&recs[i]);
+    prepare(heard[i], i, kGroupDisagreeTag, &notes[i], sizeof(uint32_t));
+    engine.post_recv(&heard[i]);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (static_cast<int>(i) == me) continue;
+    prepare(sends[i], i, kGroupRecordTag, const_cast<GroupRecord *>(&mine), sizeof mine);
+    engine.post_send(&sends[i]);
+  }
+
+  Status result;
+  bool disagree = false;  // we found a record unlike ours: tell our list
+  std::vector<char> have(n, 0), heard_done(n, 0);
+  size_t missing = n - 1;
+  Backoff backoff(200, 2000);
+  while (result.ok() && missing > 0) {
+    bool moved = false;
+    for (size_t i = 0; i < n && result.ok(); ++i) {
+      if (static_cast<int>(i) == me || have[i] || !engine.test(&recs[i])) continue;
+      have[i] = 1;
+      --missing;
+      moved = true;
+      const Status &st = recs[i].status;
+      if (!st.ok())
+        result = Error(st.code(), "receiving the list of rank %d: %s", list[i], st.message().c_str());
+      else if (recs[i].message_bytes != sizeof(GroupRecord))
+        result = Error(XC_ERR_INTERNAL, "rank %d sent a malformed group record", list[i]);
+      else if (!got[i].valid)
+        result =
+            Error(XC_ERR_INVALID_ARGUMENT, "rank %d passed an invalid config or output to the same group", list[i]);
+      else if (got[i].n != static_cast<int32_t>(n) || got[i].digest != mine.digest) {
+        disagree = true;
+        result = Error(XC_ERR_INVALID_USAGE,
+                       "rank %d passed another list of ranks (%d of them, here %zu) with tag %d: every member must "
+                       "pass the same ranks in the same order",
+                       list[i], static_cast<int>(got[i].n), n, tag);
+      }
+    }
+    for (size_t i = 0; i < n && result.ok(); ++i) {
+      if (static_cast<int>(i) == me || heard_done[i] || !engine.test(&heard[i])) continue;
+      heard_done[i] = 1;
+      moved = true;
+      if (heard[i].status.ok())
+        result = Error(XC_ERR_INVALID_USAGE,
+                       "rank %d found that the members passed different lists of ranks with tag %d", list[i], tag);
+    }
+    if (!result.ok() || missing == 0) break;
+    if (deadline.expired()) {
+      std::string who;
+      for (size_t i = 0; i < n; ++i)
+        if (static_cast<int>(i) != me && !have[i]) who += (who.empty() ? "" : ", ") + std::to_string(list[i]);
+      result = Error(XC_ERR_TIMEOUT,
+                     "timed out waiting for rank(s) %s to join the group with tag %d (did every listed rank call "
+                     "xc_comm_create_group with the same ranks and tag?)",
+                     who.c_str(), tag);
+      break;
+    }
+    if (moved) backoff.reset();
+    switch (backoff.next()) {
+      case Backoff::Step::kSpin:
+        cpu_relax();
+        break;
+      case Backoff::Step::kYield:
+        cpu_yield();
+        break;
+      case Backoff::Step::kSleep:
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+        backoff.slept();
+        break;
+    }
+  }
+  if (disagree) {
+    for (size_t i = 0; i < n; ++i) {
+      if (static_cast<int>(i) == me) continue;
+      prepare(tells[i], i, kGroupDisagreeTag, &note_out[i], sizeof(uint32_t));
+      tells[i].collective = false;  // a note to a dead member just fails
+      engine.post_send(&tells[i]);
+    }
+  }
+  // Nothing may stay posted on our buffers: withdraw what was not received,
+  // and let what we sent go out (small messages: at once; a dead member
+  // fails them).
+  Status cancelled = Error(XC_ERR_ABORTED, "the group exchange ended");
+  for (size_t i = 0; i < n; ++i) {
+    if (static_cast<int>(i) == me) continue;
+    engine.cancel(&recs[i], cancelled);  // nothing to do when done
+    engine.cancel(&heard[i], cancelled);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (static_cast<int>(i) == me) continue;
+    for (Request *r : {&recs[i], &heard[i], &sends[i]}) {
+      Status st = engine.wait(r, deadline);
+      if (r == &sends[i] && !st.ok() && result.ok())
+        result = Error(st.code(), "sending the list to rank %d: %s", list[i], st.message().c_str());
+    }
+    if (disagree) (void)engine.wait(&tells[i], deadline);
+  }
+  return result;
+}
+
+// The same through the bootstrap store, for members no transport reaches.
+// Keys hold the list's digest and how many groups with this tag and list
+// this process made from parent before (the members of one list agree on
+// that count), so an earlier call never answers a later one; members whose
+// lists differ therefore never meet here and time out.
+Status group_exchange_store(xc_comm_s *parent, const std::vector<int> &list, int me, int tag, const GroupRecord &mine) {
+  uint32_t count;
+  {
+    std::lock_guard<std::mutex> lock(parent->group_mu);
+    count = parent->group_calls[mix64(mine.digest ^ static_cast<uint32_t>(tag))]++;
+  }
+  char prefix[128];
+  snprintf(prefix, sizeof prefix, "group/%016llx/%d/%016llx/%u/", static_cast<unsigned long long>(parent->ctx), tag,
+           static_cast<unsigned long long>(mine.digest), count);
+  bootstrap::StoreClient &store = *parent->fabric->store();
+  XC_TRY(store.set(prefix + std::to_string(list[static_cast<size_t>(me)]),
+                   std::string(reinterpret_cast<const char *>(&mine), sizeof mine)));
+  Deadline deadline = op_deadline(parent);
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (static_cast<int>(i) == me) continue;
+    std::string value;
+    Status st = store.get(prefix + std::to_string(list[i]), deadline, &value);
+    if (st.code() == XC_ERR_TIMEOUT)
+      return Error(XC_ERR_TIMEOUT,
+                   "timed out waiting for rank %d to join the group with tag %d (did every listed rank call "
+                   "xc_comm_create_group with the same ranks and tag?)",
+                   list[i], tag);
+    XC_TRY(st);
+    GroupRecord rec{};
+    if (value.size() != sizeof rec) return Error(XC_ERR_INTERNAL, "rank %d sent a malformed group record", list[i]);
+    memcpy(&rec, value.data(), sizeof rec);
+    if (!rec.valid)
+      return Error(XC_ERR_INVALID_ARGUMENT, "rank %d passed an invalid config or output to the same group", list[i]);
   }
   return Status::Ok();
 }
@@ -397,6 +599,61 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
                    child_cfg, name, out);
 }
 
+Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, const xc_config_t *cfg, xc_comm_s **out) {
+  // The list first: without a valid one there is no one to tell.
+  if (n < 1 || n > parent->size)
+    return Error(XC_ERR_INVALID_ARGUMENT, "n = %d: a group holds 1 to %d (the parent's size) ranks", n, parent->size);
+  if (!ranks) return Error(XC_ERR_INVALID_ARGUMENT, "ranks is NULL");
+  if (tag < 0) return Error(XC_ERR_INVALID_ARGUMENT, "tag %d is negative (tags are 0 .. XC_TAG_MAX)", tag);
+  std::vector<int> list(ranks, ranks + n);
+  std::vector<char> seen(static_cast<size_t>(parent->size), 0);
+  int me = -1;
+  for (int i = 0; i < n; ++i) {
+    int r = list[static_cast<size_t>(i)];
+    if (r < 0 || r >= parent->size)
+      return Error(XC_ERR_INVALID_ARGUMENT, "ranks[%d] = %d is outside the parent's [0, %d)", i, r, parent->size);
+    if (seen[static_cast<size_t>(r)])
+      return Error(XC_ERR_INVALID_ARGUMENT, "rank %d is listed twice (ranks[%d])", r, i);
+    seen[static_cast<size_t>(r)] = 1;
+    if (r == parent->rank) me = i;
+  }
+  if (me < 0)
+    return Error(XC_ERR_INVALID_ARGUMENT, "this rank (%d) is not in ranks: only the listed ranks call it",
+                 parent->rank);
+  uint64_t digest = fnv1a(0xcbf29ce484222325ULL, &n, sizeof n);
+  digest = fnv1a(digest, ranks, sizeof(int) * static_cast<size_t>(n));
+  const uint64_t ctx = group_child_ctx(parent->ctx, tag, digest);
+  if (!parent->fabric->claim_context(ctx))
+    return Error(XC_ERR_INVALID_USAGE,
+                 "a live group made from this communicator already has these %d ranks and tag %d: give the new "
+                 "one another tag (or free the old one first)",
+                 n, tag);
+
+  // Bad output or config: still take part, so the others fail with us.
+  xc_config_t child_cfg;
+  std::string name;
+  Status local = child_config(parent, cfg, out, &child_cfg, &name);
+  GroupRecord mine{digest, n, local.ok() ? 1u : 0u};
+  std::vector<int> members(static_cast<size_t>(n));  // fabric ranks
+  for (int i = 0; i < n; ++i)
+    members[static_cast<size_t>(i)] = (*parent->members)[static_cast<size_t>(list[static_cast<size_t>(i)])];
+  // Every member sees the same answer: a transport reaches all of them
+  // exactly when they are all on one host.
+  Status st = n == 1                                   ? Status::Ok()
+              : parent->fabric->reaches_all(members) ? group_exchange_p2p(parent, list, me, tag, mine)
+                                                     : group_exchange_store(parent, list, me, tag, mine);
+  if (st.ok()) st = std::move(local);
+  xc_comm_s *child = nullptr;
+  if (st.ok()) st = make_comm(parent->fabric, std::move(members), me, ctx, child_cfg, name, &child);
+  if (!st.ok()) {
+    parent->fabric->release_context(ctx);
+    return st;
+  }
+  child->claimed_ctx = true;
+  *out = child;
+  return Status::Ok();
+}
+
 Status comm_dup(xc_comm_s *comm, xc_comm_s **out) { return comm_split(comm, 0, comm->rank, nullptr, out); }
 
 Status comm_free(xc_comm_s *comm) {
@@ -428,6 +685,7 @@ Status comm_free(xc_comm_s *comm) {
   comm->executor.reset();  // shut down above
   comm->members.reset();
   comm->rank_of_fabric.reset();
+  if (comm->claimed_ctx) comm->fabric->release_context(comm->ctx);
   comm->fabric.reset();  // the last communicator of a fabric tears it down
   // The rest of the shell's heap: the executor (shut down above) and its
   // queue were ~850 of the ~1.2 KB a freed communicator kept.

@@ -36,6 +36,7 @@ struct xc_comm_s {
   // device ops (device/comm_view.h). A multiple of 4.
   uint64_t ctx = 0;
   std::atomic<bool> broken{false};  // a collective failed: ranks may be out of step
+  bool claimed_ctx = false;         // made by xc_comm_create_group: ctx is claimed in the fabric until freed
   uint64_t timeout_ms = 300000;
   std::string name;
   std::atomic<bool> aborted{false};
@@ -59,6 +60,12 @@ struct xc_comm_s {
   std::unordered_map<int, std::shared_ptr<xc::device::DeviceStream>> peer_streams;
   std::atomic<uint64_t> device_coll_seq{0};
   std::shared_ptr<std::atomic<int>> device_error = std::make_shared<std::atomic<int>>(0);  // first failed device op
+
+  // xc_comm_create_group through the bootstrap store (members no transport
+  // reaches): how many groups this process made from this communicator per
+  // (tag, list), which names the store keys of the next one.
+  std::mutex group_mu;
+  std::unordered_map<uint64_t, uint32_t> group_calls;
 };
 
 namespace xc {
@@ -90,6 +97,7 @@ Status comm_get_unique_id(xc_unique_id_t *id);
 Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg, xc_comm_s **out);
 Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes, const int *ranks,
                          const xc_config_t *cfg, xc_comm_s **out);
+Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, const xc_config_t *cfg, xc_comm_s **out);
 Status comm_dup(xc_comm_s *comm, xc_comm_s **out);
 Status comm_free(xc_comm_s *comm);
 void comm_abort(xc_comm_s *comm);

@@ -8,7 +8,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "base/status.h"
@@ -57,6 +59,17 @@ class Fabric {
     return true;
   }
 
+  // Contexts of the live communicators made by xc_comm_create_group: two
+  // live groups made from one parent with the same ranks and tag would get
+  // the same context. claim_context is false when ctx is live already.
+  bool claim_context(uint64_t ctx) {
+    std::lock_guard<std::mutex> lock(claimed_mu_);
+    return claimed_.insert(ctx).second;
+  }
+  void release_context(uint64_t ctx) {
+    std::lock_guard<std::mutex> lock(claimed_mu_);
+    claimed_.erase(ctx);
+  }
 
  private:
   Fabric() = default;
@@ -78,6 +91,8 @@ class Fabric {
   std::unique_ptr<bootstrap::StoreClient> store_;
   Transports transports_;
   std::unique_ptr<P2pEngine> engine_;  // uses transports_: goes first
+  std::mutex claimed_mu_;
+  std::unordered_set<uint64_t> claimed_;
 };
 
 }  // namespace xc

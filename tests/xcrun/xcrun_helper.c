@@ -132,6 +132,25 @@ static void check_store_fd(int port) {
   if (process_holds_socket(getppid(), st.st_ino)) fail("xcrun still holds the listening socket", NULL);
 }
 
+/* Rank 0 can bind 127.0.0.1:port (as torch's TCPStore will). */
+static void check_port_free(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) {
+    fail("socket", strerror(errno));
+    return;
+  }
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in addr;
+  memset(&addr, 0, sizeof addr);
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons((uint16_t)port);
+  if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, 1) != 0)
+    fail("MASTER_PORT cannot be bound", strerror(errno));
+  close(fd);
+}
+
 /* env N [VAR=VALUE...]: every variable xcrun promises, checked in each rank.
  * Prints what all ranks must share, for the script to compare. */
 static int mode_env(int argc, char **argv) {
@@ -148,10 +167,18 @@ static int mode_env(int argc, char **argv) {
   expect_int("LOCAL_RANK", g_rank);
   expect_int("LOCAL_WORLD_SIZE", n);
   expect_str("MASTER_ADDR", "127.0.0.1");
-  int port = env_int("MASTER_PORT");
-  if (port <= 0 || port > 65535) fail("MASTER_PORT out of range", env("MASTER_PORT"));
+  int master = env_int("MASTER_PORT");
+  if (master <= 0 || master > 65535) fail("MASTER_PORT out of range", env("MASTER_PORT"));
+  const char *store = env("XC_STORE_ADDR");
+  if (strncmp(store, "127.0.0.1:", 10) != 0) fail("XC_STORE_ADDR is not on 127.0.0.1", store);
+  int port = atoi(store + 10);
+  if (port <= 0 || port > 65535) fail("XC_STORE_ADDR's port out of range", store);
   snprintf(want_addr, sizeof want_addr, "127.0.0.1:%d", port);
   expect_str("XC_STORE_ADDR", want_addr);
+  /* MASTER_PORT is for the program's own server (torch's TCPStore, bound by
+     rank 0): never xcrun's store, and free to bind. */
+  if (master == port) fail("MASTER_PORT is the port of xcrun's store", env("MASTER_PORT"));
+  if (g_rank == 0) check_port_free(master);
   const char *token = env("XC_STORE_TOKEN");
   if (strlen(token) != 32) fail("XC_STORE_TOKEN is not 32 characters", token);
   for (p = token; *p; ++p)
@@ -167,7 +194,7 @@ static int mode_env(int argc, char **argv) {
     expect_str(argv[i], eq + 1);
   }
   check_store_fd(port);
-  printf("rank=%d token=%s job=%s port=%d\n", g_rank, token, job, port);
+  printf("rank=%d token=%s job=%s port=%d master=%d\n", g_rank, token, job, port, master);
   return g_failed;
 }
 

@@ -111,6 +111,8 @@ xc_result_t xc_comm_get_async_error(xc_comm_t comm, xc_result_t *err);
 xc_result_t xc_comm_split(xc_comm_t parent, int color, int key, const xc_config_t *cfg, xc_comm_t *out);
 xc_result_t xc_comm_split_groups(xc_comm_t parent, int ngroups, const int *group_sizes, const int *ranks,
                                  const xc_config_t *cfg, xc_comm_t *out);
+xc_result_t xc_comm_create_group(xc_comm_t parent, int n, const int *ranks, int tag, const xc_config_t *cfg,
+                                 xc_comm_t *out);
 xc_result_t xc_comm_dup(xc_comm_t comm, xc_comm_t *out);
 
 typedef struct xc_status {

@@ -107,6 +107,18 @@ class Comm(PointToPoint, Collectives):
         cfg, _name = make_config(config, **options)
         return Comm._create(lib.xc_comm_split_groups, self._h(), len(groups), sizes, ranks, cfg)
 
+    def create_group(self, ranks, tag=0, *, config=None, **options):
+        """A communicator of the listed ranks of this one (new rank = index
+        in ranks), made by those ranks alone (xc_comm_create_group, like
+        MPI_Comm_create_group): only the listed ranks call it, each with the
+        same ranks and tag. Live groups over the same ranks need different
+        tags. Options default to this communicator's. Collective over the
+        listed ranks."""
+        ranks = [operator.index(r) for r in ranks]
+        c_ranks = ffi.new("int[]", ranks or [0])
+        cfg, _name = make_config(config, **options)
+        return Comm._create(lib.xc_comm_create_group, self._h(), len(ranks), c_ranks, operator.index(tag), cfg)
+
     def dup(self):
         """A communicator with the same ranks whose messages never match
         this one's. Collective."""

@@ -70,6 +70,26 @@ void open_store_socket(Job *job) {
   job->port = ntohs(addr.sin_port);
 }
 
+// A port on 127.0.0.1 that is free now, for a server a rank will start
+// (torchrun does the same for MASTER_PORT): the kernel picks one, and the
+// socket is closed again. Picked while the store socket is bound, so it is
+// never the store's port. Another process could take it in between, as with
+// torchrun; the kernel hands out ports in turn, so that is rare.
+uint16_t free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) die(std::string("socket: ") + strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+    die(std::string("cannot find a free port on 127.0.0.1 for MASTER_PORT: ") + strerror(errno));
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
 }  // namespace
 
 Job make_job() {
@@ -77,6 +97,7 @@ Job make_job() {
   job.id = "j" + std::to_string(getpid()) + "-" + random_hex(4);
   job.token = random_hex(16);
   open_store_socket(&job);
+  job.master_port = free_port();
   return job;
 }
 
@@ -115,12 +136,15 @@ std::vector<std::string> rank_env(const std::vector<std::string> &common, const 
   if (place.gpu >= 0) set("XC_LOCAL_GPU", std::to_string(place.gpu));
   if (!place.nic.empty()) set("XC_LOCAL_NIC", place.nic);
   // The torchrun names, so a program written for torchrun runs unchanged.
+  // xcomm itself reads XC_STORE_ADDR under xcrun (its launcher detection
+  // puts xcrun first); MASTER_PORT is for the program's own rendezvous,
+  // torch.distributed's TCPStore, which rank 0 binds: a port of its own.
   set("RANK", r);
   set("WORLD_SIZE", n);
   set("LOCAL_RANK", r);
   set("LOCAL_WORLD_SIZE", n);
   set("MASTER_ADDR", "127.0.0.1");
-  set("MASTER_PORT", port);
+  set("MASTER_PORT", std::to_string(job.master_port));
   return env;
 }
 

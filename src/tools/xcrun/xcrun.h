@@ -55,6 +55,10 @@ struct Job {
   std::string token;  // shared secret of the bootstrap store
   int store_fd = -1;  // listening; close-on-exec everywhere but in rank 0
   uint16_t port = 0;
+  // MASTER_PORT: free when xcrun started and not bound by it, for the
+  // TCPStore that torch.distributed's rank 0 serves (init_process_group
+  // with env://); it cannot be `port`, which rank 0 already listens on.
+  uint16_t master_port = 0;
 };
 
 // A fresh job id and token, and the rendezvous socket bound and listening.

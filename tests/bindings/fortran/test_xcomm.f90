@@ -32,6 +32,7 @@ program test_xcomm
   call test_nonblocking_and_group()
   call test_split()
   call test_split_groups()
+  call test_create_group()
   call test_dup()
   call test_unique_id()
   call test_memory()
@@ -973,6 +974,35 @@ contains
     call check_rc(ierr, XC_ERR_INVALID_ARGUMENT, 'split_groups with too few ranks')
     call check(grp2 == XC_COMM_NULL, 'no communicator after a refused split_groups')
   end subroutine test_split_groups
+
+  subroutine test_create_group()
+    type(xc_comm) :: grp, grp2
+    type(xc_config) :: cfg
+    integer, allocatable :: ranks(:), got(:)
+    integer :: first, i, ierr
+    ! the upper half of the ranks, reversed, made by those ranks alone
+    first = nranks / 2
+    allocate (ranks(nranks - first))
+    ranks(:) = [(i, i=nranks - 1, first, -1)]
+    if (rank >= first) then
+      call xc_comm_create_group(world, size(ranks), ranks, 7, grp)
+      call members(grp, got)
+      call check(size(got) == size(ranks), 'create_group size')
+      call check(all(got == ranks), 'create_group membership and order')
+      ! a second live group over the same ranks needs another tag
+      call xc_comm_create_group(world, size(ranks), ranks, 7, grp2, ierr)
+      call check_rc(ierr, XC_ERR_INVALID_USAGE, 'create_group with the tag of a live group')
+      cfg = XC_CONFIG_DEFAULT
+      call xc_comm_create_group(world, size(ranks), ranks, 8, cfg, grp2, ierr)
+      call check_rc(ierr, XC_SUCCESS, 'create_group with cfg')
+      call xc_barrier(grp2)
+      call xc_comm_free(grp2)
+      call xc_comm_free(grp)
+    end if
+    call xc_comm_create_group(world, size(ranks) + 1, ranks, 9, grp2, ierr)
+    call check_rc(ierr, XC_ERR_INVALID_ARGUMENT, 'create_group with n > size(ranks)')
+    call xc_barrier(world)
+  end subroutine test_create_group
 
   subroutine test_dup()
     type(xc_comm) :: d

@@ -30,6 +30,19 @@ def main():
                  "assert p.startswith(os.path.realpath(sys.argv[1])), p; "
                  "assert xcomm.get_version()[:2] == (0, 1); print('installed', p, 'library', xcomm.library_path)")
         subprocess.run([sys.executable, "-c", check, target], env=env, check=True, cwd=target)
+        # xcomm.torch ships in the package; it imports where torch does
+        for name in ("__init__.py", "_pg.py", "_work.py", "_capi.py"):
+            path = os.path.join(target, "xcomm", "torch", name)
+            if not os.path.isfile(path):
+                raise SystemExit("not installed: %s" % path)
+        try:
+            import torch.distributed  # noqa: F401
+        except ImportError:
+            print("torch is not importable here: xcomm.torch installed, not imported")
+        else:
+            check = ("import xcomm.torch, torch.distributed as dist; "
+                     "assert 'XCOMM' in dist.Backend._plugins; print('xcomm.torch registered the backend')")
+            subprocess.run([sys.executable, "-c", check], env=env, check=True, cwd=target)
     return 0
 
 

@@ -90,6 +90,25 @@ def test_split_groups_tuples_and_none(world, rank, size):
     sub.free()
 
 
+def test_create_group(world, rank, size):
+    """Made by its members alone: the upper half, reversed; the lower half
+    does not call it. A second live group over the same ranks needs another
+    tag."""
+    mine = list(range(size - 1, size // 2 - 1, -1))
+    if rank in mine:
+        sub = world.create_group(mine, tag=11, name="created")
+        try:
+            assert sub.size == len(mine) and sub.rank == mine.index(rank)
+            assert members(sub, rank) == mine
+            with pytest.raises(xcomm.InvalidUsageError, match="tag 11"):
+                world.create_group(mine, tag=11)
+        finally:
+            sub.free()
+    with pytest.raises(xcomm.InvalidArgumentError):
+        world.create_group([], tag=12)
+    world.barrier()
+
+
 def test_dup_isolation(world, rank, size):
     """The same (source, tag) on a dup and its parent never match each other."""
     if size < 2:

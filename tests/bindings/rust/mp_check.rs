@@ -733,6 +733,36 @@ fn communicators(world: &Comm, c: &mut Check) -> xcomm::Result<()> {
         format_args!("split_groups overlapping: message {:?}", err.message),
     );
 
+    // create_group: the even ranks, reversed, made by them alone; the odd
+    // ranks go straight on to the next check
+    let evens: Vec<i32> = (0..size).filter(|r| r % 2 == 0).rev().collect();
+    if rank % 2 == 0 {
+        let g = world.create_group(&evens, 3)?;
+        c.eq("create_group: size", g.size(), evens.len() as i32);
+        c.eq(
+            "create_group: rank = index in the list",
+            g.rank(),
+            evens.iter().position(|&r| r == rank).unwrap() as i32,
+        );
+        let mut got = vec![0i32; evens.len()];
+        g.allgather(&[rank], &mut got)?;
+        c.eq("create_group: members", got, evens.clone());
+        let err = world
+            .create_group(&evens, 3)
+            .expect_err("a second live group with the same ranks and tag");
+        c.eq(
+            "create_group twice with one tag: code",
+            err.code,
+            xcomm::sys::XC_ERR_INVALID_USAGE,
+        );
+    }
+    let err = world.create_group(&[], 4).expect_err("an empty list");
+    c.eq(
+        "create_group with no ranks: code",
+        err.code,
+        xcomm::sys::XC_ERR_INVALID_ARGUMENT,
+    );
+
     // dup: same ranks, messages never cross with the parent's
     let dup = world.dup()?;
     c.eq("dup: rank and size", (dup.rank(), dup.size()), (rank, size));

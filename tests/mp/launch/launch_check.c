@@ -50,6 +50,46 @@ int main(int argc, char **argv) {
       MP_EXPECT_ERR(xc_send(&x, 1, XC_INT32, other, 0, world), XC_ERR_UNSUPPORTED);
     }
   }
+  /* Groups made by their members alone (xc_comm_create_group); with
+     "parity" they span the two hosts, so the members' exchange goes through
+     the bootstrap store: the group of every rank, reversed, twice with one
+     tag (freed in between: the second must not read the first's records),
+     then the pair {1, 0} made by ranks 0 and 1 alone, then the even ranks. */
+  for (int round = 0; round < 2; ++round) {
+    int list[64];
+    MP_ASSERT(size <= 64, "size %d", size);
+    for (int i = 0; i < size; ++i) list[i] = size - 1 - i;
+    xc_comm_t all;
+    int gr = -1, gs = -1;
+    MP_CHECK(xc_comm_create_group(world, size, list, 5, NULL, &all));
+    MP_CHECK(xc_comm_rank(all, &gr));
+    MP_CHECK(xc_comm_size(all, &gs));
+    MP_ASSERT(gr == size - 1 - rank && gs == size, "create_group round %d: rank %d size %d", round, gr, gs);
+    MP_CHECK(xc_comm_free(all));
+  }
+  if (size >= 2 && rank < 2) {
+    int pair[2] = {1, 0};
+    xc_comm_t two;
+    int gr = -1;
+    MP_CHECK(xc_comm_create_group(world, 2, pair, 6, NULL, &two));
+    MP_CHECK(xc_comm_rank(two, &gr));
+    MP_ASSERT(gr == 1 - rank, "create_group {1, 0}: rank %d", gr);
+    MP_CHECK(xc_comm_free(two));
+  }
+  /* the even ranks (one host with "parity"): their exchange and their
+     collectives go through the transport even though the parent spans hosts */
+  if (rank % 2 == 0) {
+    int evens[32], k = 0;
+    for (int r = 0; r < size && k < 32; r += 2) evens[k++] = r;
+    xc_comm_t ev;
+    MP_CHECK(xc_comm_create_group(world, k, evens, 7, NULL, &ev));
+    int64_t s = rank, want_s = 0;
+    for (int i = 0; i < k; ++i) want_s += evens[i];
+    MP_CHECK(xc_allreduce(XC_IN_PLACE, &s, 1, XC_INT64, XC_SUM, ev));
+    MP_ASSERT(s == want_s, "create_group of the even ranks: sum %lld, expected %lld", (long long)s, (long long)want_s);
+    MP_CHECK(xc_comm_free(ev));
+  }
+
   MP_CHECK(xc_comm_free(same_host));
   MP_CHECK(xc_comm_free(world));
   printf("rank %d of %d: ok (local %d of %d)\n", rank, size, local_rank, local_size);

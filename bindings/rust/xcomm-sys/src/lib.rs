@@ -266,6 +266,10 @@ functions! {
     /// Split into explicit groups (same lists on every rank). Collective.
     pub fn xc_comm_split_groups(parent: xc_comm_t, ngroups: c_int, group_sizes: *const c_int, ranks: *const c_int,
                                 cfg: *const xc_config_t, out: *mut xc_comm_t) -> xc_result_t;
+    /// A group made by its members alone (MPI_Comm_create_group): only the
+    /// `n` listed parent ranks call it, with the same list and tag.
+    pub fn xc_comm_create_group(parent: xc_comm_t, n: c_int, ranks: *const c_int, tag: c_int,
+                                cfg: *const xc_config_t, out: *mut xc_comm_t) -> xc_result_t;
     /// Same ranks, separate message space. Collective.
     pub fn xc_comm_dup(comm: xc_comm_t, out: *mut xc_comm_t) -> xc_result_t;
     pub fn xc_send(buf: *const c_void, count: usize, dtype: xc_dtype_t, peer: c_int, tag: c_int,

@@ -393,6 +393,29 @@ impl Comm {
         self.split_groups_impl(groups, Some(cfg))
     }
 
+    fn create_group_impl(&self, ranks: &[i32], tag: i32, cfg: Option<&Config>) -> Result<Comm> {
+        let c = cfg.map(Config::raw).transpose()?;
+        let n = to_c_int(ranks.len(), "the number of ranks")?;
+        let mut out = ptr::null_mut();
+        self.call(|| unsafe {
+            sys::xc_comm_create_group(self.raw, n, ranks.as_ptr(), tag, cfg_ptr(c.as_ref()), &mut out)
+        })?;
+        Comm::from_raw(out, self.serialized)
+    }
+
+    /// A communicator of the listed ranks (here), new rank = index in
+    /// `ranks`, made by those ranks alone (`MPI_Comm_create_group`): only
+    /// they call it, each with the same list and `tag`. Live groups over the
+    /// same ranks need different tags. Collective over the listed ranks.
+    pub fn create_group(&self, ranks: &[i32], tag: i32) -> Result<Comm> {
+        self.create_group_impl(ranks, tag, None)
+    }
+
+    /// [`create_group`](Comm::create_group) with options for the child.
+    pub fn create_group_with(&self, ranks: &[i32], tag: i32, cfg: &Config) -> Result<Comm> {
+        self.create_group_impl(ranks, tag, Some(cfg))
+    }
+
     /// The same ranks in a separate message space. Collective.
     pub fn dup(&self) -> Result<Comm> {
         let mut out = ptr::null_mut();
