@@ -235,6 +235,7 @@ class Worker:
                         self.out["rows"].append({"op": "new_group", "backend": b, "size": 8, "wrong": wrong,
                                                  "time_us": 0.0})
                     dist.destroy_process_group(g)
+                    del g  # the last reference: the backend goes now, on every rank alike
             for b in self.names:
                 med = [statistics.median(v[i] for v in per[b]) for i in range(3)]
                 self.out["new_group"].append({"backend": b, "total_ms": med[0], "ctor_ms": med[1],
