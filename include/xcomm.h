@@ -125,12 +125,16 @@ typedef enum xc_debug_level {
 /* Options of a communicator. Start from XC_CONFIG_INIT or xc_config_init().
    Zero means "default" in every field except device, whose default is
    XC_DEVICE_AUTO. The library copies what it needs; the caller keeps
-   ownership of the struct and of name. Fields are only ever appended. */
+   ownership of the struct and of name. Fields are only ever appended:
+   a larger size (a newer header) is accepted up to 4096 bytes when the
+   bytes this library does not know are zero (else XC_ERR_UNSUPPORTED); a
+   size above 4096 is XC_ERR_INVALID_ARGUMENT and nothing past the first
+   4096 bytes is ever read. */
 typedef struct xc_config {
   size_t size;          /* sizeof(xc_config_t) */
   uint32_t version;     /* XC_CONFIG_VERSION */
   int32_t device;       /* XC_DEVICE_AUTO, XC_DEVICE_NONE, or a device index */
-  uint64_t timeout_ms;  /* deadline of every blocking wait; 0 = XC_TIMEOUT or 300000 */
+  uint64_t timeout_ms;  /* deadline of every blocking wait; 0 = XC_TIMEOUT or 300000; over 100 years = none */
   int32_t thread_mode;  /* xc_thread_mode_t; fixed by the first communicator of a job */
   int32_t debug_level;  /* xc_debug_level_t; process-wide */
   const char *name;     /* shown in logs and errors; NULL = none; copied */
@@ -140,7 +144,8 @@ typedef struct xc_config {
   { sizeof(xc_config_t), XC_CONFIG_VERSION, XC_DEVICE_AUTO, 0, XC_THREAD_DEFAULT, XC_DEBUG_DEFAULT, NULL }
 
 /* Fill *cfg with the defaults; size is sizeof the caller's xc_config_t (for
-   bindings that cannot use the macro). Thread safety: safe. */
+   bindings that cannot use the macro), at most 4096 as above; the whole of
+   it is written. Thread safety: safe. */
 xc_result_t xc_config_init(xc_config_t *cfg, size_t size);
 
 /* ---- starting and communicators ------------------------------------------ */
@@ -168,7 +173,11 @@ xc_result_t xc_comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, co
                               xc_comm_t *comm);
 
 /* Release a communicator. Collective over its ranks (every rank calls it);
-   NULL is a no-op. Pending requests on comm complete with XC_ERR_ABORTED. */
+   NULL is a no-op. Pending requests on comm complete with XC_ERR_ABORTED.
+   The closing barrier waits for the other ranks (not after xc_comm_abort or
+   a known peer failure): if it times out (a rank never frees comm) or a
+   peer dies meanwhile, the result is XC_ERR_TIMEOUT or XC_ERR_PEER_FAILED.
+   comm is released in every case and must not be used or freed again. */
 xc_result_t xc_comm_free(xc_comm_t comm);
 
 /* Make every pending and later op on comm fail with XC_ERR_ABORTED. Local;
@@ -195,7 +204,10 @@ xc_result_t xc_comm_split(xc_comm_t parent, int color, int key, const xc_config_
 
 /* Every rank of parent calls once with the same lists: group g holds the
    parent ranks ranks[off_g .. off_g + group_sizes[g]) in that order (new rank
-   = index), off_g = sum of the earlier group_sizes. Groups must not overlap.
+   = index), off_g = sum of the earlier group_sizes. Groups must not overlap,
+   and their sizes sum to at most parent's size. ngroups is at most parent's
+   size or 1024, whichever is larger (the groups beyond the ranks can only be
+   empty): a larger one is XC_ERR_INVALID_ARGUMENT, with nothing read.
    A rank in no group gets *out = NULL. Collective over parent. */
 xc_result_t xc_comm_split_groups(xc_comm_t parent, int ngroups, const int *group_sizes, const int *ranks,
                                  const xc_config_t *cfg, xc_comm_t *out);
@@ -240,7 +252,9 @@ xc_result_t xc_wait(xc_request_t *req, xc_status_t *status);
 /* *done = 1 and the request freed (as xc_wait) when complete; else *done = 0. */
 xc_result_t xc_test(xc_request_t *req, int *done, xc_status_t *status);
 /* Wait for all n; statuses may be NULL or hold n entries (each .error set).
-   Returns the first error, or XC_SUCCESS. Every request is freed. */
+   Returns the first error, or XC_SUCCESS. Every request is freed. An n no
+   array can hold (over PTRDIFF_MAX bytes of reqs or statuses) is
+   XC_ERR_INVALID_ARGUMENT. */
 xc_result_t xc_waitall(size_t n, xc_request_t *reqs, xc_status_t *statuses);
 
 /* ---- collectives (MPI argument order) ------------------------------------ */

@@ -42,6 +42,9 @@ Status checked_total(size_t count, size_t n, xc_dtype_t dtype, size_t *bytes) {
   XC_TRY(xc::checked_bytes(count, dtype, &one));
   if (__builtin_mul_overflow(one, n, &all))
     return Error(XC_ERR_INVALID_ARGUMENT, "count %zu times %zu ranks overflows", count, n);
+  if (all > xc::kMaxBufferBytes)
+    return Error(XC_ERR_INVALID_ARGUMENT, "count %zu times %zu ranks is %zu bytes, more than any buffer holds", count, n,
+                 all);
   *bytes = all;
   return Status::Ok();
 }
@@ -85,11 +88,12 @@ Status own_count(CollDesc &d, const xc::CountArray &counts, int rank, const char
   return Status::Ok();
 }
 
-// Start of every op: a usable comm and a known dtype (and op for reductions).
-Status check_common(xc_comm_t comm, xc_dtype_t dtype, const xc_op_t *op) {
+// Start of every op: a usable comm and a known dtype (and op for
+// reductions), read as the caller's bits (xc::enum_bits) into d.
+Status check_common(xc_comm_t comm, const xc_dtype_t &dtype, const xc_op_t *op, CollDesc &d) {
   XC_TRY(xc::check_usable(comm));
-  if (op) return xc::check_op(*op, dtype);
-  return xc::check_dtype(dtype);
+  XC_TRY(xc::dtype_arg(xc::enum_bits(dtype), &d.dtype));
+  return op ? xc::op_arg(xc::enum_bits(*op), d.dtype, &d.op) : Status::Ok();
 }
 
 // Input and output of count elements each: in place or disjoint.
@@ -100,14 +104,14 @@ Status check_in_out(const CollDesc &d, size_t in_bytes, size_t out_bytes, bool n
   return need_out ? check_disjoint(d.sendbuf, in_bytes, d.recvbuf, out_bytes) : Status::Ok();
 }
 
-CollDesc describe(CollKind kind, const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype) {
+// dtype and op are set by check_common.
+CollDesc describe(CollKind kind, const void *sendbuf, void *recvbuf, size_t count) {
   CollDesc d;
   d.kind = kind;
   d.in_place = sendbuf == XC_IN_PLACE;
   d.sendbuf = d.in_place ? nullptr : sendbuf;
   d.recvbuf = recvbuf;
   d.count = count;
-  d.dtype = dtype;
   return d;
 }
 
@@ -159,13 +163,12 @@ xc_result_t submit(const char *fn, Status st, xc_comm_t comm, CollDesc &&d, xc_r
   return xc::api::coll_submit(fn, comm, std::move(d), nonblocking ? req : nullptr);
 }
 
-// ---- one validator per op; each fills d and returns the verdict ------------------
+// ---- one validator per op, after check_common; each fills d and returns the verdict ----
 
 Status v_barrier(xc_comm_t comm) { return xc::check_usable(comm); }
 
 Status v_broadcast(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0;
-  XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(check_root(d.root, comm));
   return check_buffer(d.recvbuf, bytes, "buf");
@@ -174,7 +177,6 @@ Status v_broadcast(xc_comm_t comm, CollDesc &d) {
 // reduce, allreduce, scan, exscan: count in, count out.
 Status v_reduction(xc_comm_t comm, CollDesc &d, bool out_everywhere) {
   size_t bytes = 0;
-  XC_TRY(check_common(comm, d.dtype, &d.op));
   XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   bool root_side = !out_everywhere && comm->rank == d.root;
   if (!out_everywhere) XC_TRY(check_root(d.root, comm));
@@ -185,7 +187,6 @@ Status v_reduction(xc_comm_t comm, CollDesc &d, bool out_everywhere) {
 
 Status v_allgather(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
-  XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   XC_TRY(check_buffer(d.recvbuf, total, "recvbuf"));
@@ -196,7 +197,6 @@ Status v_allgather(xc_comm_t comm, CollDesc &d) {
 
 Status v_allgatherv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts, const size_t *displs) {
   size_t extent = 0, bytes = 0;
-  XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(read_counts(recvcounts, displs, comm->size, "recvcounts", "displs", d.dtype, &d.recvcounts, &d.rdispls, &extent));
   XC_TRY(own_count(d, d.recvcounts, comm->rank, "sendcount", "recvcounts"));
   XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
@@ -208,7 +208,6 @@ Status v_allgatherv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts, const
 
 Status v_gather(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
-  XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(check_root(d.root, comm));
   XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
@@ -222,7 +221,6 @@ Status v_gather(xc_comm_t comm, CollDesc &d) {
 
 Status v_gatherv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts, const size_t *displs) {
   size_t bytes = 0, extent = 0;
-  XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(check_root(d.root, comm));
   bool root = comm->rank == d.root;
   if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a gatherv only");
@@ -240,7 +238,6 @@ Status v_gatherv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts, const si
 // Scatter's in-place marker is recvbuf == XC_IN_PLACE at the root.
 Status v_scatter(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
-  XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(check_root(d.root, comm));
   XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
@@ -254,7 +251,6 @@ Status v_scatter(xc_comm_t comm, CollDesc &d) {
 
 Status v_scatterv(xc_comm_t comm, CollDesc &d, const size_t *sendcounts, const size_t *displs) {
   size_t bytes = 0, extent = 0;
-  XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(check_root(d.root, comm));
   bool root = comm->rank == d.root;
   if (d.in_place && !root) return Error(XC_ERR_INVALID_ARGUMENT, "XC_IN_PLACE is for the root of a scatterv only");
@@ -271,7 +267,6 @@ Status v_scatterv(xc_comm_t comm, CollDesc &d, const size_t *sendcounts, const s
 
 Status v_reduce_scatter(xc_comm_t comm, CollDesc &d) {
   size_t bytes = 0, total = 0;
-  XC_TRY(check_common(comm, d.dtype, &d.op));
   XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   if (d.in_place) return check_buffer(d.recvbuf, total, "recvbuf");
@@ -280,7 +275,6 @@ Status v_reduce_scatter(xc_comm_t comm, CollDesc &d) {
 
 Status v_reduce_scatterv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts) {
   size_t extent = 0, bytes = 0;
-  XC_TRY(check_common(comm, d.dtype, &d.op));
   XC_TRY(read_counts(recvcounts, nullptr, comm->size, "recvcounts", nullptr, d.dtype, &d.recvcounts, nullptr, &extent));
   d.count = d.recvcounts[static_cast<size_t>(comm->rank)];
   XC_TRY(xc::checked_bytes(d.count, d.dtype, &bytes));
@@ -291,7 +285,6 @@ Status v_reduce_scatterv(xc_comm_t comm, CollDesc &d, const size_t *recvcounts) 
 
 Status v_alltoall(xc_comm_t comm, CollDesc &d) {
   size_t total = 0;
-  XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(checked_total(d.count, static_cast<size_t>(comm->size), d.dtype, &total));
   return check_in_out(d, total, total, true);
 }
@@ -299,7 +292,6 @@ Status v_alltoall(xc_comm_t comm, CollDesc &d) {
 Status v_alltoallv(xc_comm_t comm, CollDesc &d, const size_t *sendcounts, const size_t *sdispls,
                    const size_t *recvcounts, const size_t *rdispls) {
   size_t send_extent = 0, recv_extent = 0;
-  XC_TRY(check_common(comm, d.dtype, nullptr));
   XC_TRY(read_counts(recvcounts, rdispls, comm->size, "recvcounts", "rdispls", d.dtype, &d.recvcounts, &d.rdispls, &recv_extent));
   if (d.in_place) {
     d.sendcounts = d.recvcounts;
@@ -313,65 +305,72 @@ Status v_alltoallv(xc_comm_t comm, CollDesc &d, const size_t *sendcounts, const 
 }
 
 // ---- the entry points, blocking and non-blocking, from one body each --------------
+// dtype and op come by reference: their bits are read before they are loaded
+// as enums (xc::enum_bits).
 
 xc_result_t do_barrier(const char *fn, xc_comm_t comm, xc_request_t *req, bool nb) {
   CollDesc d;
   return submit(fn, v_barrier(comm), comm, std::move(d), req, nb);
 }
 
-xc_result_t do_broadcast(const char *fn, void *buf, size_t count, xc_dtype_t dtype, int root, xc_comm_t comm,
+xc_result_t do_broadcast(const char *fn, void *buf, size_t count, const xc_dtype_t &dtype, int root, xc_comm_t comm,
                          xc_request_t *req, bool nb) {
-  CollDesc d = describe(CollKind::kBroadcast, nullptr, buf, count, dtype);
+  CollDesc d = describe(CollKind::kBroadcast, nullptr, buf, count);
   d.root = root;
-  Status st = v_broadcast(comm, d);
+  Status st = check_common(comm, dtype, nullptr, d);
+  if (st.ok()) st = v_broadcast(comm, d);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
 xc_result_t do_reduction(const char *fn, CollKind kind, const void *sendbuf, void *recvbuf, size_t count,
-                         xc_dtype_t dtype, xc_op_t op, int root, xc_comm_t comm, xc_request_t *req, bool nb) {
-  CollDesc d = describe(kind, sendbuf, recvbuf, count, dtype);
-  d.op = op;
+                         const xc_dtype_t &dtype, const xc_op_t &op, int root, xc_comm_t comm, xc_request_t *req,
+                         bool nb) {
+  CollDesc d = describe(kind, sendbuf, recvbuf, count);
   d.root = root;
-  Status st = v_reduction(comm, d, kind != CollKind::kReduce);
+  Status st = check_common(comm, dtype, &op, d);
+  if (st.ok()) st = v_reduction(comm, d, kind != CollKind::kReduce);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
-xc_result_t do_allgather(const char *fn, const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype,
+xc_result_t do_allgather(const char *fn, const void *sendbuf, void *recvbuf, size_t sendcount, const xc_dtype_t &dtype,
                          xc_comm_t comm, xc_request_t *req, bool nb) {
-  CollDesc d = describe(CollKind::kAllgather, sendbuf, recvbuf, sendcount, dtype);
-  Status st = v_allgather(comm, d);
+  CollDesc d = describe(CollKind::kAllgather, sendbuf, recvbuf, sendcount);
+  Status st = check_common(comm, dtype, nullptr, d);
+  if (st.ok()) st = v_allgather(comm, d);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
 xc_result_t do_allgatherv(const char *fn, const void *sendbuf, size_t sendcount, void *recvbuf,
-                          const size_t *recvcounts, const size_t *displs, xc_dtype_t dtype, xc_comm_t comm,
+                          const size_t *recvcounts, const size_t *displs, const xc_dtype_t &dtype, xc_comm_t comm,
                           xc_request_t *req, bool nb) {
-  CollDesc d = describe(CollKind::kAllgatherv, sendbuf, recvbuf, sendcount, dtype);
-  Status st = v_allgatherv(comm, d, recvcounts, displs);
+  CollDesc d = describe(CollKind::kAllgatherv, sendbuf, recvbuf, sendcount);
+  Status st = check_common(comm, dtype, nullptr, d);
+  if (st.ok()) st = v_allgatherv(comm, d, recvcounts, displs);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
-xc_result_t do_gather(const char *fn, const void *sendbuf, void *recvbuf, size_t sendcount, xc_dtype_t dtype,
+xc_result_t do_gather(const char *fn, const void *sendbuf, void *recvbuf, size_t sendcount, const xc_dtype_t &dtype,
                       int root, xc_comm_t comm, xc_request_t *req, bool nb) {
-  CollDesc d = describe(CollKind::kGather, sendbuf, recvbuf, sendcount, dtype);
+  CollDesc d = describe(CollKind::kGather, sendbuf, recvbuf, sendcount);
   d.root = root;
-  Status st = v_gather(comm, d);
+  Status st = check_common(comm, dtype, nullptr, d);
+  if (st.ok()) st = v_gather(comm, d);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
 xc_result_t do_gatherv(const char *fn, const void *sendbuf, size_t sendcount, void *recvbuf,
-                       const size_t *recvcounts, const size_t *displs, xc_dtype_t dtype, int root, xc_comm_t comm,
+                       const size_t *recvcounts, const size_t *displs, const xc_dtype_t &dtype, int root, xc_comm_t comm,
                        xc_request_t *req, bool nb) {
-  CollDesc d = describe(CollKind::kGatherv, sendbuf, recvbuf, sendcount, dtype);
+  CollDesc d = describe(CollKind::kGatherv, sendbuf, recvbuf, sendcount);
   d.root = root;
-  Status st = v_gatherv(comm, d, recvcounts, displs);
+  Status st = check_common(comm, dtype, nullptr, d);
+  if (st.ok()) st = v_gatherv(comm, d, recvcounts, displs);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
 // Scatter: the in-place marker arrives as recvbuf; the input is sendbuf.
-CollDesc describe_scatter(CollKind kind, const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype,
-                          int root) {
-  CollDesc d = describe(kind, sendbuf, recvbuf, recvcount, dtype);
+CollDesc describe_scatter(CollKind kind, const void *sendbuf, void *recvbuf, size_t recvcount, int root) {
+  CollDesc d = describe(kind, sendbuf, recvbuf, recvcount);
   d.in_place = recvbuf == XC_IN_PLACE;
   d.sendbuf = sendbuf == XC_IN_PLACE ? nullptr : sendbuf;
   d.recvbuf = d.in_place ? nullptr : recvbuf;
@@ -379,51 +378,55 @@ CollDesc describe_scatter(CollKind kind, const void *sendbuf, void *recvbuf, siz
   return d;
 }
 
-xc_result_t do_scatter(const char *fn, const void *sendbuf, void *recvbuf, size_t recvcount, xc_dtype_t dtype,
+xc_result_t do_scatter(const char *fn, const void *sendbuf, void *recvbuf, size_t recvcount, const xc_dtype_t &dtype,
                        int root, xc_comm_t comm, xc_request_t *req, bool nb) {
-  CollDesc d = describe_scatter(CollKind::kScatter, sendbuf, recvbuf, recvcount, dtype, root);
+  CollDesc d = describe_scatter(CollKind::kScatter, sendbuf, recvbuf, recvcount, root);
   Status st = sendbuf == XC_IN_PLACE ? Error(XC_ERR_INVALID_ARGUMENT, "scatter takes XC_IN_PLACE as recvbuf (at the root)")
-                                     : v_scatter(comm, d);
+                                     : check_common(comm, dtype, nullptr, d);
+  if (st.ok()) st = v_scatter(comm, d);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
 xc_result_t do_scatterv(const char *fn, const void *sendbuf, const size_t *sendcounts, const size_t *displs,
-                        void *recvbuf, size_t recvcount, xc_dtype_t dtype, int root, xc_comm_t comm,
+                        void *recvbuf, size_t recvcount, const xc_dtype_t &dtype, int root, xc_comm_t comm,
                         xc_request_t *req, bool nb) {
-  CollDesc d = describe_scatter(CollKind::kScatterv, sendbuf, recvbuf, recvcount, dtype, root);
+  CollDesc d = describe_scatter(CollKind::kScatterv, sendbuf, recvbuf, recvcount, root);
   Status st = sendbuf == XC_IN_PLACE ? Error(XC_ERR_INVALID_ARGUMENT, "scatterv takes XC_IN_PLACE as recvbuf (at the root)")
-                                     : v_scatterv(comm, d, sendcounts, displs);
+                                     : check_common(comm, dtype, nullptr, d);
+  if (st.ok()) st = v_scatterv(comm, d, sendcounts, displs);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
 xc_result_t do_reduce_scatter(const char *fn, const void *sendbuf, void *recvbuf, size_t recvcount,
-                              xc_dtype_t dtype, xc_op_t op, xc_comm_t comm, xc_request_t *req, bool nb) {
-  CollDesc d = describe(CollKind::kReduceScatter, sendbuf, recvbuf, recvcount, dtype);
-  d.op = op;
-  Status st = v_reduce_scatter(comm, d);
+                              const xc_dtype_t &dtype, const xc_op_t &op, xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kReduceScatter, sendbuf, recvbuf, recvcount);
+  Status st = check_common(comm, dtype, &op, d);
+  if (st.ok()) st = v_reduce_scatter(comm, d);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
 xc_result_t do_reduce_scatterv(const char *fn, const void *sendbuf, void *recvbuf, const size_t *recvcounts,
-                               xc_dtype_t dtype, xc_op_t op, xc_comm_t comm, xc_request_t *req, bool nb) {
-  CollDesc d = describe(CollKind::kReduceScatterv, sendbuf, recvbuf, 0, dtype);
-  d.op = op;
-  Status st = v_reduce_scatterv(comm, d, recvcounts);
+                               const xc_dtype_t &dtype, const xc_op_t &op, xc_comm_t comm, xc_request_t *req, bool nb) {
+  CollDesc d = describe(CollKind::kReduceScatterv, sendbuf, recvbuf, 0);
+  Status st = check_common(comm, dtype, &op, d);
+  if (st.ok()) st = v_reduce_scatterv(comm, d, recvcounts);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
-xc_result_t do_alltoall(const char *fn, const void *sendbuf, void *recvbuf, size_t count, xc_dtype_t dtype,
+xc_result_t do_alltoall(const char *fn, const void *sendbuf, void *recvbuf, size_t count, const xc_dtype_t &dtype,
                         xc_comm_t comm, xc_request_t *req, bool nb) {
-  CollDesc d = describe(CollKind::kAlltoall, sendbuf, recvbuf, count, dtype);
-  Status st = v_alltoall(comm, d);
+  CollDesc d = describe(CollKind::kAlltoall, sendbuf, recvbuf, count);
+  Status st = check_common(comm, dtype, nullptr, d);
+  if (st.ok()) st = v_alltoall(comm, d);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 
 xc_result_t do_alltoallv(const char *fn, const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
-                         void *recvbuf, const size_t *recvcounts, const size_t *rdispls, xc_dtype_t dtype,
+                         void *recvbuf, const size_t *recvcounts, const size_t *rdispls, const xc_dtype_t &dtype,
                          xc_comm_t comm, xc_request_t *req, bool nb) {
-  CollDesc d = describe(CollKind::kAlltoallv, sendbuf, recvbuf, 0, dtype);
-  Status st = v_alltoallv(comm, d, sendcounts, sdispls, recvcounts, rdispls);
+  CollDesc d = describe(CollKind::kAlltoallv, sendbuf, recvbuf, 0);
+  Status st = check_common(comm, dtype, nullptr, d);
+  if (st.ok()) st = v_alltoallv(comm, d, sendcounts, sdispls, recvcounts, rdispls);
   return submit(fn, st, comm, std::move(d), req, nb);
 }
 

@@ -33,13 +33,20 @@ XC_EXPORT const char *xc_strerror(xc_result_t result) {
 
 XC_EXPORT const char *xc_last_error(void) { return xc::api::last_error(); }
 
-XC_EXPORT size_t xc_dtype_size(xc_dtype_t dtype) { return xc::dtype_size(dtype); }
+XC_EXPORT size_t xc_dtype_size(xc_dtype_t dtype) {
+  int32_t bits = xc::enum_bits(dtype);  // any int may come from C: checked before it is an enum
+  return xc::dtype_bits_valid(bits) ? xc::dtype_size(static_cast<xc_dtype_t>(bits)) : 0;
+}
 
 XC_EXPORT xc_result_t xc_config_init(xc_config_t *cfg, size_t size) {
   if (!cfg) return xc::api::finish("xc_config_init", xc::Error(XC_ERR_INVALID_ARGUMENT, "cfg is NULL"));
   if (size < offsetof(xc_config_t, device))
     return xc::api::finish("xc_config_init",
                            xc::Error(XC_ERR_INVALID_ARGUMENT, "size %zu is smaller than the smallest config", size));
+  if (size > xc::kMaxConfigSize)  // memset would run past the caller's struct
+    return xc::api::finish("xc_config_init", xc::Error(XC_ERR_INVALID_ARGUMENT,
+                                                       "size %zu is larger than any config can be (%zu bytes at most)",
+                                                       size, xc::kMaxConfigSize));
   xc_config_t defaults = XC_CONFIG_INIT;
   size_t n = size < sizeof defaults ? size : sizeof defaults;
   memset(cfg, 0, size);  // fields newer than this library stay zero (= default)

@@ -15,10 +15,14 @@ namespace {
 enum class Dir { kSend, kRecv };
 
 // Everything a send or receive must get right before it touches the engine.
-Status check_p2p(const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag, xc_comm_t comm, Dir dir,
+// dtype comes by reference: its bits are checked before it is loaded as an
+// enum (xc::enum_bits).
+Status check_p2p(const void *buf, size_t count, const xc_dtype_t &dtype, int peer, int tag, xc_comm_t comm, Dir dir,
                  size_t *bytes) {
   XC_TRY(xc::check_usable(comm));
-  XC_TRY(xc::checked_bytes(count, dtype, bytes));
+  xc_dtype_t type = XC_UINT8;
+  XC_TRY(xc::dtype_arg(xc::enum_bits(dtype), &type));
+  XC_TRY(xc::checked_bytes(count, type, bytes));
   if (!buf && *bytes > 0) return Error(XC_ERR_INVALID_ARGUMENT, "buffer is NULL but count is %zu", count);
   bool any_ok = dir == Dir::kRecv;
   if (!(any_ok && peer == XC_ANY_SOURCE) && (peer < 0 || peer >= comm->size))
@@ -83,7 +87,7 @@ xc_request_s *post(const char *fn, Dir dir, const void *buf, size_t bytes, int p
   return r;
 }
 
-xc_result_t start(const char *fn, Dir dir, const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag,
+xc_result_t start(const char *fn, Dir dir, const void *buf, size_t count, const xc_dtype_t &dtype, int peer, int tag,
                   xc_comm_t comm, xc_request_t *out) {
   if (!out) return finish(fn, Error(XC_ERR_INVALID_ARGUMENT, "req is NULL"));
   size_t bytes = 0;
@@ -116,7 +120,7 @@ Status no_wait_in_group() {
 }
 
 // A blocking send or receive: the request lives on the stack.
-xc_result_t blocking(const char *fn, Dir dir, const void *buf, size_t count, xc_dtype_t dtype, int peer, int tag,
+xc_result_t blocking(const char *fn, Dir dir, const void *buf, size_t count, const xc_dtype_t &dtype, int peer, int tag,
                      xc_comm_t comm, xc_status_t *status) {
   size_t bytes = 0;
   Status st = check_p2p(buf, count, dtype, peer, tag, comm, dir, &bytes);
@@ -246,6 +250,12 @@ XC_EXPORT xc_result_t xc_test(xc_request_t *req, int *done, xc_status_t *status)
 XC_EXPORT xc_result_t xc_waitall(size_t n, xc_request_t *reqs, xc_status_t *statuses) {
   XC_API_GUARD("xc_waitall", {
     if (n > 0 && !reqs) return finish("xc_waitall", Error(XC_ERR_INVALID_ARGUMENT, "reqs is NULL but n is %zu", n));
+    // Only n is checkable: no array holds more than PTRDIFF_MAX bytes (a
+    // wrong n below that reads past the caller's array, as in C).
+    size_t most = PTRDIFF_MAX / (statuses ? sizeof(xc_status_t) : sizeof(xc_request_t));
+    if (n > most)
+      return finish("xc_waitall", Error(XC_ERR_INVALID_ARGUMENT, "n %zu is more than any %s array can hold (%zu)", n,
+                                        statuses ? "status" : "request", most));
     Status in_group = no_wait_in_group();
     if (!in_group.ok()) return finish("xc_waitall", in_group);
     for (size_t i = 0; i < n; ++i) {

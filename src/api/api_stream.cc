@@ -38,7 +38,7 @@ XC_EXPORT xc_result_t xc_stream_wrap(xc_comm_t comm, void *cuda_stream, xc_strea
 XC_EXPORT xc_result_t xc_stream_synchronize(xc_stream_t stream) {
   XC_API_GUARD("xc_stream_synchronize", {
     Status st = check_stream(stream);
-    if (st.ok()) st = stream->stream->synchronize(xc::Deadline::AfterMs(stream->timeout_ms * 4 + 1000));
+    if (st.ok()) st = stream->stream->synchronize(xc::Deadline::AfterMs(xc::sat_ms(stream->timeout_ms, 4, 1000)));
     return finish("xc_stream_synchronize", st);
   })
 }
@@ -48,7 +48,7 @@ XC_EXPORT xc_result_t xc_stream_destroy(xc_stream_t stream) {
     if (!stream) return xc::api::ok();
     Status st = check_stream(stream);
     if (!st.ok()) return finish("xc_stream_destroy", st);
-    st = stream->stream->synchronize(xc::Deadline::AfterMs(stream->timeout_ms * 4 + 1000));
+    st = stream->stream->synchronize(xc::Deadline::AfterMs(xc::sat_ms(stream->timeout_ms, 4, 1000)));
     stream->stream->drop_handle();
     stream->stream.reset();  // the last communicator that had it bound lets it go
     stream->magic = kStreamFreed;  // the shell stays, so a stale handle is reported, not followed

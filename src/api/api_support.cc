@@ -123,7 +123,7 @@ Status request_wait(xc_request_s *r, xc_status_t *status) {
   if (r->kind == xc_request_s::Kind::kDevice) {
     // The op finishes within its own deadline once its stream reaches it;
     // this bound also covers a few ops queued ahead of it.
-    st = r->device->wait(Deadline::AfterMs(r->timeout_ms * 4 + 1000));
+    st = r->device->wait(Deadline::AfterMs(sat_ms(r->timeout_ms, 4, 1000)));
     if (status) {
       *status = xc_status_t{r->device->source(), r->device->tag(), st.code(), 0, r->device->bytes()};
     }

@@ -91,9 +91,7 @@ Status group_end() {
     } else {
       xc_request_s *r = item.p2p;
       // The communicator's timeout, counted from xc_group_end.
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(start + std::chrono::milliseconds(r->timeout_ms) -
-                                                                       Deadline::Clock::now());
-      Deadline deadline = Deadline::AfterMs(left.count() > 0 ? static_cast<uint64_t>(left.count()) : 0);
+      Deadline deadline = Deadline::AfterMs(r->timeout_ms, start);
       if (!r->req.done) (void)r->fabric->engine().wait(&r->req, deadline);
       st = name_p2p_error(*r);
       if (item.owned) {

@@ -7,13 +7,27 @@
 
 namespace xc {
 
+// a * mul + add in milliseconds, saturating at UINT64_MAX instead of
+// wrapping (a timeout near UINT64_MAX times 4 would wrap to a few seconds).
+inline uint64_t sat_ms(uint64_t a, uint64_t mul, uint64_t add) {
+  uint64_t r = 0;
+  if (__builtin_mul_overflow(a, mul, &r) || __builtin_add_overflow(r, add, &r)) return UINT64_MAX;
+  return r;
+}
+
 class Deadline {
  public:
   using Clock = std::chrono::steady_clock;
 
-  static Deadline AfterMs(uint64_t ms) {
+  // Longer waits are "never": steady_clock counts int64 nanoseconds, so
+  // beyond ~9.2e12 ms (292 years) now + ms overflows and may land in the
+  // past (XC_TIMEOUT=9300000000000 or INT64_MAX failed xc_init at once).
+  // 100 years leaves room for callers that convert at() to microseconds.
+  static constexpr uint64_t kForeverMs = 100ull * 366 * 24 * 3600 * 1000;
+
+  static Deadline AfterMs(uint64_t ms, Clock::time_point from = Clock::now()) {
     Deadline d;
-    d.at_ = Clock::now() + std::chrono::milliseconds(ms);
+    d.at_ = from + std::chrono::milliseconds(static_cast<int64_t>(ms < kForeverMs ? ms : kForeverMs));
     return d;
   }
   bool expired() const { return Clock::now() >= at_; }

@@ -52,21 +52,25 @@ bool dtype_is_integer(xc_dtype_t dtype) { return dtype_valid(dtype) && kDtypes[d
 bool op_valid(xc_op_t op) { return static_cast<int>(op) >= 0 && static_cast<size_t>(op) < sizeof kOps / sizeof kOps[0]; }
 const char *op_name(xc_op_t op) { return op_valid(op) ? kOps[op] : "invalid"; }
 
-Status dtype_error(xc_dtype_t dtype) {
-  return Error(XC_ERR_INVALID_ARGUMENT, "unknown dtype %d", static_cast<int>(dtype));
-}
+Status dtype_error(int32_t bits) { return Error(XC_ERR_INVALID_ARGUMENT, "unknown dtype %d", static_cast<int>(bits)); }
 
-Status check_op_slow(xc_op_t op, xc_dtype_t dtype) {
-  XC_TRY(check_dtype(dtype));
-  if (!op_valid(op)) return Error(XC_ERR_INVALID_ARGUMENT, "unknown reduction op %d", static_cast<int>(op));
+Status op_slow(int32_t bits, xc_dtype_t dtype, xc_op_t *out) {
+  if (bits < 0 || bits >= reduce_table::kNumOps)
+    return Error(XC_ERR_INVALID_ARGUMENT, "unknown reduction op %d", static_cast<int>(bits));
+  xc_op_t op = static_cast<xc_op_t>(bits);
   if ((op == XC_BAND || op == XC_BOR || op == XC_BXOR) && !dtype_is_integer(dtype))
     return Error(XC_ERR_INVALID_ARGUMENT, "bitwise op %s needs an integer dtype, not %s", op_name(op), dtype_name(dtype));
+  *out = op;
   return Status::Ok();
 }
 
 Status bytes_error(size_t count, xc_dtype_t dtype) {
-  XC_TRY(check_dtype(dtype));
-  return Error(XC_ERR_INVALID_ARGUMENT, "count %zu of %s overflows the address space", count, dtype_name(dtype));
+  if (!dtype_valid(dtype)) return Error(XC_ERR_INVALID_ARGUMENT, "unknown dtype %d", static_cast<int>(dtype));
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(count, dtype_size(dtype), &bytes))
+    return Error(XC_ERR_INVALID_ARGUMENT, "count %zu of %s overflows the address space", count, dtype_name(dtype));
+  return Error(XC_ERR_INVALID_ARGUMENT, "count %zu of %s is %zu bytes, more than any buffer holds (%zu at most)", count,
+               dtype_name(dtype), bytes, kMaxBufferBytes);
 }
 
 }  // namespace xc

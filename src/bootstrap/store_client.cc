@@ -22,6 +22,7 @@
 #include "base/env.h"
 #include "base/log.h"
 #include "bootstrap/store.h"
+#include "bootstrap/store_frames.h"
 #include "bootstrap/store_wire.h"
 
 namespace xc::bootstrap {
@@ -99,8 +100,10 @@ struct StoreClient::Impl {
   std::string where;  // host:port, for messages
   int op_timeout_ms = 300000;
   Status broken;  // not ok once the connection is unusable
+  bool peer_closed = false;  // the last error was the server closing the connection
 
   Status closed_error() {
+    peer_closed = true;
     return Error(XC_ERR_PEER_FAILED, "bootstrap store at %s closed the connection", where.c_str());
   }
   // Gives the connection up: every later call fails with (a note on) s.
@@ -184,6 +187,46 @@ struct StoreClient::Impl {
     return Status::Ok();
   }
 
+  // Presents the token on a fresh connection. *again: the server closed the
+  // connection before it answered, and the deadline leaves time to try a
+  // new one.
+  Status hello(const std::string &token, const Deadline &deadline, bool *again) {
+    *again = false;
+    int one = 1;
+    setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    wire::Request q;
+    q.type = wire::kHello;
+    q.version = wire::kVersion;
+    q.token = token;
+    // The handshake gets at least a moment even when connecting used the
+    // whole deadline up.
+    Deadline hd = deadline.remaining_ms() >= 1000 ? deadline : Deadline::AfterMs(1000);
+    peer_closed = false;
+    uint8_t type = 0;
+    std::string payload;
+    Status s = send_all(wire::encode_request(q), hd, "HELLO");
+    if (s.ok()) s = read_frame(hd, "HELLO", &type, &payload);
+    if (!s.ok()) {
+      if (peer_closed && !deadline.expired()) {
+        *again = true;
+        return Status::Ok();
+      }
+      return s;
+    }
+    if (type == wire::kRefused)
+      return Error(XC_ERR_INVALID_USAGE,
+                   "bootstrap store at %s: store refused the token (every rank must use the same unique id or "
+                   "XC_STORE_TOKEN)",
+                   where.c_str());
+    if (type == wire::kError) {
+      wire::Reader r(payload.data(), payload.size());
+      std::string msg;
+      if (r.str(wire::kMaxErrorBytes, &msg) && r.done()) return Status(XC_ERR_INVALID_USAGE, msg);
+    }
+    if (type != wire::kOk) return protocol_error(type, "HELLO");
+    return Status::Ok();
+  }
+
   Status protocol_error(uint8_t type, const char *what) {
     return Error(XC_ERR_PEER_FAILED, "bootstrap store at %s sent an unexpected answer (type %u) to a %s",
                  where.c_str(), type, what);
@@ -262,7 +305,16 @@ Status StoreClient::connect(const std::string &host, uint16_t port, const std::s
         last_what = strerror(err);
       }
       freeaddrinfo(res);
-      if (impl->fd.get() >= 0) break;
+      if (impl->fd.get() >= 0) {
+        bool again = false;
+        XC_TRY(impl->hello(token, deadline, &again));
+        if (!again) break;
+        // Closed before it answered: a server flooded with connections that
+        // never present the token drops its oldest ones, and this was one.
+        impl->fd.reset();
+        last_err = ECONNRESET;
+        last_what = "the store closed the connection during the handshake";
+      }
       if (!retriable_connect_error(last_err))
         return SystemError(last_err, "cannot connect to the bootstrap store at %s", impl->where.c_str());
     } else if (rc == EAI_AGAIN) {
@@ -282,32 +334,6 @@ Status StoreClient::connect(const std::string &host, uint16_t port, const std::s
     if (sleep_ms > 0) poll(nullptr, 0, sleep_ms);
     backoff = std::min(backoff * 2, kMaxBackoffMs);
   }
-
-  int one = 1;
-  setsockopt(impl->fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-
-  std::string hello = wire::begin_frame(wire::kHello);
-  wire::put_u32(&hello, wire::kVersion);
-  wire::put_str(&hello, token);
-  wire::finish_frame(&hello);
-  // The handshake gets at least a moment even when connecting used the
-  // whole deadline up.
-  Deadline hd = deadline.remaining_ms() >= 1000 ? deadline : Deadline::AfterMs(1000);
-  XC_TRY(impl->send_all(hello, hd, "HELLO"));
-  uint8_t type = 0;
-  std::string payload;
-  XC_TRY(impl->read_frame(hd, "HELLO", &type, &payload));
-  if (type == wire::kRefused)
-    return Error(XC_ERR_INVALID_USAGE,
-                 "bootstrap store at %s: store refused the token (every rank must use the same unique id or "
-                 "XC_STORE_TOKEN)",
-                 impl->where.c_str());
-  if (type == wire::kError) {
-    wire::Reader r(payload.data(), payload.size());
-    std::string msg;
-    if (r.str(wire::kMaxErrorBytes, &msg) && r.done()) return Status(XC_ERR_INVALID_USAGE, msg);
-  }
-  if (type != wire::kOk) return impl->protocol_error(type, "HELLO");
 
   auto client = std::unique_ptr<StoreClient>(new StoreClient());
   client->impl_ = std::move(impl);
@@ -337,7 +363,11 @@ Status StoreClient::set(const std::string &key, const std::string &value) {
   wire::put_str(&f, value);
   wire::finish_frame(&f);
   std::string payload;
-  return impl_->call(f, wire::kSet, wire::kOk, &payload);
+  Status s = impl_->call(f, wire::kSet, wire::kOk, &payload);
+  // The server refused it (over its limits, which it names); the
+  // connection stays usable.
+  if (s.code() == XC_ERR_INVALID_USAGE) s.with_context("bootstrap store SET of key " + key);
+  return s;
 }
 
 Status StoreClient::get(const std::string &key, Deadline deadline, std::string *value) {

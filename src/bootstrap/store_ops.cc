@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "base/log.h"
 #include "bootstrap/store.h"
 
@@ -72,6 +73,12 @@ uint64_t splitmix64(uint64_t *state) {
 }
 
 }  // namespace
+
+size_t store_max_value() {
+  int64_t v = 0;
+  if (!env_int("XC_STORE_MAX_VALUE", &v).ok()) return kMaxValueBytes;  // xc_init reports a bad value
+  return std::min(static_cast<size_t>(v), kMaxValueBytes);
+}
 
 std::string make_token() {
   unsigned char bytes[kTokenBytes / 2];
@@ -136,7 +143,7 @@ Status store_allgather(StoreClient &store, const std::string &prefix, int rank, 
     // 'A' + n × (u32 length, bytes); or 'I' when that would exceed the
     // store's value limit, and each rank reads the keys one by one.
     std::string packed;
-    if (total <= kMaxValueBytes) {
+    if (total <= store_max_value()) {
       packed.reserve(total);
       packed.push_back('A');
       for (const std::string &v : out) {
@@ -149,7 +156,16 @@ Status store_allgather(StoreClient &store, const std::string &prefix, int rank, 
     } else {
       packed = "I";
     }
-    XC_TRY_CTX(store.set(prefix + "/all", packed), ctx);
+    Status s = store.set(prefix + "/all", packed);
+    if (s.code() == XC_ERR_INVALID_USAGE && packed != "I") {
+      // The store refused the packed values (its XC_STORE_MAX_VALUE is
+      // lower than ours, or it is busy with other large requests): the
+      // ranks read the keys one by one instead.
+      XC_INFO("%s: the store refused %zu bytes of packed values (%s); the ranks read them one by one", ctx.c_str(),
+              packed.size(), s.message().c_str());
+      s = store.set(prefix + "/all", "I");
+    }
+    XC_TRY_CTX(std::move(s), ctx);
     *all = std::move(out);
     return Status::Ok();
   }

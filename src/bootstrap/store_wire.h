@@ -32,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "bootstrap/store.h"
 
@@ -151,6 +152,17 @@ class Reader {
     left_ -= n;
     return true;
   }
+  // The same without a copy: *s points into the payload.
+  bool view(size_t limit, std::string_view *s) {
+    uint32_t n = 0;
+    if (!u32(&n)) return false;
+    if (n > limit || n > left_) return ok_ = false;
+    *s = std::string_view(p_, n);
+    p_ += n;
+    left_ -= n;
+    return true;
+  }
+  size_t left() const { return left_; }
   bool bytes(size_t n, const char **out) {
     if (!ok_ || n > left_) return ok_ = false;
     *out = p_;

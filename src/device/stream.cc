@@ -88,7 +88,7 @@ DeviceStream::~DeviceStream() {
   if (thread_.joinable()) {
     // Ops still queued fail fast: their peers are gone or will time out; the
     // wait is bounded by the longest deadline any of them had.
-    Status st = synchronize(Deadline::AfterMs(longest_timeout_ms_ + 1000));
+    Status st = synchronize(Deadline::AfterMs(sat_ms(longest_timeout_ms_, 1, 1000)));
     if (!st.ok()) XC_WARN("destroying a device stream: %s", st.message().c_str());
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -103,12 +103,13 @@ DeviceStream::~DeviceStream() {
   }
   if (work_) {
     gpu::Event *e = nullptr;
-    if (dev_->event_record(work_, &e).ok()) (void)gpu::event_wait(dev_, e, Deadline::AfterMs(longest_timeout_ms_ + 1000));
+    if (dev_->event_record(work_, &e).ok())
+      (void)gpu::event_wait(dev_, e, Deadline::AfterMs(sat_ms(longest_timeout_ms_, 1, 1000)));
     dev_->stream_release(work_);
   }
   if (user_) {
     bool idle = false;
-    Deadline d = Deadline::AfterMs(longest_timeout_ms_ + 1000);
+    Deadline d = Deadline::AfterMs(sat_ms(longest_timeout_ms_, 1, 1000));
     while (dev_->stream_query(user_, &idle).ok() && !idle && !d.expired()) std::this_thread::yield();
     dev_->stream_release(user_);
   }
@@ -134,7 +135,7 @@ Status DeviceStream::enqueue(Job job) {
   gate.expired = reinterpret_cast<volatile uint32_t *>(f + kExpiredWord);
   // The host side gives up at the op's deadline and opens the gate then;
   // the gate's own limit is only a backstop for a host side that is gone.
-  gate.timeout_ns = (job.timeout_ms * 2 + 1000) * 1000000ull;
+  gate.timeout_ns = sat_ms(sat_ms(job.timeout_ms, 2, 1000), 1000000, 0);  // ns, saturated like the ms
   Status st = dev_->launch_gate(gate, user_);
   if (!st.ok()) {
     dev_->event_destroy(ready);

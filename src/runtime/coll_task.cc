@@ -69,10 +69,10 @@ Status CollTask::wait() {
       cv_.wait_for(lock, std::chrono::milliseconds(50));
       continue;
     }
-    auto until = started_at_ + std::chrono::milliseconds(timeout_ms_ + kWaitGraceMs);
+    auto until = Deadline::AfterMs(sat_ms(timeout_ms_, 1, kWaitGraceMs), started_at_).at();
     if (Deadline::Clock::now() >= until)
       return Error(XC_ERR_TIMEOUT, "%s (%s): still running %llu ms after it started", fn_, where_.c_str(),
-                   static_cast<unsigned long long>(timeout_ms_ + kWaitGraceMs));
+                   static_cast<unsigned long long>(sat_ms(timeout_ms_, 1, kWaitGraceMs)));
     cv_.wait_until(lock, until);
   }
 }

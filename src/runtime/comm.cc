@@ -181,6 +181,10 @@ Status read_config(const xc_config_t *user, xc_config_t *out) {
   if (user) {
     if (user->size < offsetof(xc_config_t, device))
       return Error(XC_ERR_INVALID_ARGUMENT, "config.size %zu is too small: start from XC_CONFIG_INIT", user->size);
+    if (user->size > kMaxConfigSize)
+      return Error(XC_ERR_INVALID_ARGUMENT,
+                   "config.size %zu is larger than any config can be (%zu bytes at most): start from XC_CONFIG_INIT",
+                   user->size, kMaxConfigSize);
     if (user->version == 0 || user->version > XC_CONFIG_VERSION)
       return Error(XC_ERR_INVALID_ARGUMENT, "config.version %u is not one this library knows (it knows up to %u)",
                    user->version, XC_CONFIG_VERSION);
@@ -329,6 +333,13 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
   int total = 0;
   std::vector<int> where(static_cast<size_t>(parent->size), -1);  // group of each parent rank
   if (local.ok() && ngroups < 0) local = Error(XC_ERR_INVALID_ARGUMENT, "ngroups %d is negative", ngroups);
+  // Nothing else bounds what is read: the sizes are checked as they are
+  // read, but zero sizes never fail, so ngroups = INT_MAX read past the
+  // caller's array (xcomm.h: groups beyond the ranks can only be empty).
+  int most = std::max(parent->size, kGroupsAlwaysAllowed);
+  if (local.ok() && ngroups > most)
+    local = Error(XC_ERR_INVALID_ARGUMENT, "ngroups %d is more than a parent of %d ranks is split into (%d at most)",
+                  ngroups, parent->size, most);
   if (local.ok() && ngroups > 0 && !group_sizes) local = Error(XC_ERR_INVALID_ARGUMENT, "group_sizes is NULL");
   for (int g = 0; local.ok() && g < ngroups; ++g) {
     if (group_sizes[g] < 0 || group_sizes[g] > parent->size - total)
@@ -393,6 +404,9 @@ Status comm_free(xc_comm_s *comm) {
   device_ops_finish(comm);     // and the device ops it enqueued
   // Synchronise so no rank tears down while a peer still needs its messages;
   // skipped after an abort or a failure, where it could only time out.
+  // Its failure is returned (a peer that never frees, or died meanwhile,
+  // is the caller's to know); the handle is released all the same.
+  Status closing;
   if (!comm->aborted.load() && !comm->broken.load() && comm->fabric->engine().first_failed(*comm->members) < 0) {
     coll::CollContext c = make_coll_context(comm);
     c.set_signature(kSigCommFree);
@@ -400,17 +414,27 @@ Status comm_free(xc_comm_s *comm) {
                     ? algo::barrier_dissemination(c)
                     : bootstrap::store_barrier(*comm->fabric->store(), store_key(comm, "free", c.seq()), comm->size,
                                                op_deadline(comm));
-    if (!st.ok()) XC_WARN("xc_comm_free: closing barrier failed: %s", st.message().c_str());
+    if (!st.ok()) {
+      XC_WARN("xc_comm_free: closing barrier failed: %s", st.message().c_str());
+      closing = Error(st.code(), "the closing barrier failed (the communicator is freed anyway): %s",
+                      st.message().c_str());
+    }
   }
   Status why = Error(XC_ERR_ABORTED, "the communicator was freed");
   comm->fabric->engine().cancel_context(comm->ctx, why);
   for (uint64_t c = comm->ctx + 1; c <= comm->ctx + 3; ++c) comm->fabric->engine().cancel_context(c, why);
   comm->magic = kCommFreed;
   comm->backends.clear();  // segments and scratch go now; only the shell stays
+  comm->executor.reset();  // shut down above
   comm->members.reset();
   comm->rank_of_fabric.reset();
   comm->fabric.reset();  // the last communicator of a fabric tears it down
-  return Status::Ok();
+  // The rest of the shell's heap: the executor (shut down above) and its
+  // queue were ~850 of the ~1.2 KB a freed communicator kept.
+  comm->executor.reset();
+  comm->device_error.reset();
+  std::string().swap(comm->name);
+  return closing;
 }
 
 void comm_abort(xc_comm_s *comm) {

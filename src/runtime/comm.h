@@ -77,6 +77,12 @@ inline Status check_usable(const xc_comm_s *comm) {
 // min(size, ours) bytes, a non-zero unknown tail rejected; a timeout of 0
 // becomes XC_TIMEOUT's.
 Status read_config(const xc_config_t *user, xc_config_t *out);
+// The largest config.size accepted (xcomm.h): a bound on what read_config
+// scans for unknown fields, so a garbage size never reads past the struct.
+constexpr size_t kMaxConfigSize = 4096;
+// xc_comm_split_groups takes at most max(parent size, this) groups, so a
+// garbage ngroups is not read as an array (xcomm.h).
+constexpr int kGroupsAlwaysAllowed = 1024;
 
 Status comm_init_world(const xc_config_t *cfg, xc_comm_s **out);
 Status comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, const xc_config_t *cfg, xc_comm_s **out);

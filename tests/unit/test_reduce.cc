@@ -160,8 +160,30 @@ void dtype_table(void **) {
   assert_int_equal(xc::dtype_size(static_cast<xc_dtype_t>(10)), 0);
   size_t bytes = 0;
   assert_int_equal(xc::checked_bytes(SIZE_MAX / 2, XC_INT32, &bytes).code(), XC_ERR_INVALID_ARGUMENT);
-  assert_int_equal(xc::check_op(XC_BXOR, XC_FLOAT32).code(), XC_ERR_INVALID_ARGUMENT);
-  assert_true(xc::check_op(XC_BXOR, XC_UINT8).ok());
+  // No buffer holds more than PTRDIFF_MAX bytes: SIZE_MAX / 8 float64
+  // (2^64 - 8 bytes, no overflow) once reached memcpy in alltoallv.
+  assert_int_equal(xc::checked_bytes(SIZE_MAX / 8, XC_FLOAT64, &bytes).code(), XC_ERR_INVALID_ARGUMENT);
+  assert_int_equal(xc::checked_bytes(PTRDIFF_MAX / 8 + 1, XC_FLOAT64, &bytes).code(), XC_ERR_INVALID_ARGUMENT);
+  assert_true(xc::checked_bytes(PTRDIFF_MAX / 8, XC_FLOAT64, &bytes).ok());
+  assert_true(bytes == static_cast<size_t>(PTRDIFF_MAX) - 7);
+  assert_true(xc::checked_bytes(PTRDIFF_MAX, XC_UINT8, &bytes).ok());
+  // dtypes and ops from the caller's bits; the output only on success
+  xc_dtype_t t = XC_UINT8;
+  xc_op_t o = XC_SUM;
+  for (int32_t bad : {-1, 10, INT32_MIN, INT32_MAX})
+    assert_int_equal(xc::dtype_arg(bad, &t).code(), XC_ERR_INVALID_ARGUMENT);
+  assert_int_equal(t, XC_UINT8);
+  assert_true(xc::dtype_arg(XC_FLOAT64, &t).ok() && t == XC_FLOAT64);
+  for (int32_t bad : {-1, 8, INT32_MIN, INT32_MAX})
+    assert_int_equal(xc::op_arg(bad, XC_INT32, &o).code(), XC_ERR_INVALID_ARGUMENT);
+  assert_int_equal(xc::op_arg(XC_BXOR, XC_FLOAT32, &o).code(), XC_ERR_INVALID_ARGUMENT);
+  assert_int_equal(o, XC_SUM);
+  assert_true(xc::op_arg(XC_BXOR, XC_UINT8, &o).ok() && o == XC_BXOR);
+  assert_true(xc::op_arg(XC_AVG, XC_FLOAT16, &o).ok() && o == XC_AVG);
+  xc_dtype_t from_c;
+  int32_t minus_one = -1;
+  memcpy(&from_c, &minus_one, sizeof from_c);  // as a C caller may pass it
+  assert_int_equal(xc::enum_bits(from_c), -1);
 }
 
 

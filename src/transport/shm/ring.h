@@ -82,10 +82,18 @@ class RingReader {
   RingReader(RingControl *ctl, char *data, size_t capacity)
       : ctl_(ctl), data_(data), capacity_(capacity), head_(ctl->head.load(std::memory_order_relaxed)) {}
 
+  // For the thread that drains (under the engine's lock): caches the tail.
   bool empty() {
     if (head_ != cached_tail_) return false;
     cached_tail_ = ctl_->tail.load(std::memory_order_acquire);
     return head_ == cached_tail_;
+  }
+
+  // Whether a record may be waiting, for a thread that does not hold the
+  // engine's lock (about to sleep): reads only the shared atomics, never
+  // the drainer's private head_ and cached_tail_.
+  bool maybe_nonempty() const {
+    return ctl_->head.load(std::memory_order_acquire) != ctl_->tail.load(std::memory_order_acquire);
   }
 
   // Hand each available record to fn(header, payload, len); frees each

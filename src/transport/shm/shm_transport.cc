@@ -147,8 +147,8 @@ size_t ShmTransport::poll(FrameSink &sink) {
 uint32_t ShmTransport::prepare_wait() { return own_bell_->prepare_sleep(); }
 
 bool ShmTransport::finish_wait(uint32_t token, int max_ms) {
-  for (Peer &p : peers_)
-    if (!p.reader.empty()) max_ms = 0;
+  for (const Peer &p : peers_)  // without the engine's lock: another thread may be draining
+    if (p.reader.maybe_nonempty()) max_ms = 0;
   return own_bell_->sleep(token, max_ms);
 }
 
