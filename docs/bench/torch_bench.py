@@ -4,7 +4,7 @@
 
 For each rank count (and --repeat times, rank counts alternating) one job of
 that many processes is started with torchrun's variables
-(tests/torch/launch_env.py). Inside a job every backend runs, alternating
+(tests/torch/launch.py). Inside a job every backend runs, alternating
 size by size, so drifts of the machine hit all of them alike:
 
 - all_reduce (dist.all_reduce, in place, float32 sum) and all_to_all_single
@@ -56,7 +56,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "torch"))
 
 import backends  # noqa: E402
-import launch_env  # noqa: E402
 
 MiB = 1 << 20
 GOALS = {("all_reduce", 8): 10.0, ("all_reduce", 64 * MiB): 2.0}
@@ -461,7 +460,7 @@ def driver(a):
                        "--backends", ",".join(names)] + a.passthrough
                 print("#\n# run %d of %d, %d ranks" % (rep + 1, a.repeat, n))
                 sys.stdout.flush()
-                job = launch_env.run(n, cmd, timeout=a.job_timeout)
+                job = backends.launch(n, cmd, timeout=a.job_timeout, rank0_plain=True)
                 if job != 0:
                     print("# torch_bench: the %d-rank job exited with %d" % (n, job))
                     rc = 1
