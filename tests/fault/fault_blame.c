@@ -238,9 +238,24 @@ static xc_result_t chaos_round(xc_comm_t comm, int rank, int size, int iter, uin
   int right = (rank + 1) % size;
   xc_request_t rr, sr;
   STEP("xc_irecv", xc_irecv(b, bytes, XC_UINT8, XC_ANY_SOURCE, iter, comm, &rr));
-  STEP("xc_isend", xc_isend(a, bytes, XC_UINT8, right, iter, comm, &sr));
-  STEP("xc_wait(send)", xc_wait(&sr, NULL));
-  STEP("xc_wait(recv)", xc_wait(&rr, NULL));
+  *op = "xc_isend";
+  rc = xc_isend(a, bytes, XC_UINT8, right, iter, comm, &sr);
+  if (rc != XC_SUCCESS) {
+    snprintf(msg, msg_bytes, "%s", xc_last_error());
+    xc_wait(&rr, NULL);  /* not left pending (see below) */
+    return rc;
+  }
+  /* Both waited for even when the first fails: a request left pending keeps
+     the fabric alive past the last xc_comm_free, so the rank never says it
+     left, and its normal exit looks like a crash to the others. */
+  xc_result_t rs = xc_wait(&sr, NULL);
+  if (rs != XC_SUCCESS) snprintf(msg, msg_bytes, "%s", xc_last_error());
+  xc_result_t rr_rc = xc_wait(&rr, NULL);
+  if (rs != XC_SUCCESS) {
+    *op = "xc_wait(send)";
+    return rs;
+  }
+  STEP("xc_wait(recv)", rr_rc);
   STEP("xc_allreduce", xc_allreduce(a, b, bytes / 4, XC_INT32, XC_SUM, comm));
   STEP("xc_broadcast", xc_broadcast(a, bytes, XC_UINT8, iter % size, comm));
   STEP("xc_allgather", xc_allgather(a, b, each, XC_UINT8, comm));
