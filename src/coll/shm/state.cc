@@ -115,6 +115,15 @@ void ShmState::give_up(uint64_t s, xc_result_t code) {
 
 Status ShmState::gave_up_error(CollContext &c, int r, uint64_t s) const {
   auto code = static_cast<xc_result_t>(__atomic_load_n(&arrival(r, s).seq, __ATOMIC_RELAXED));
+  // It gave up because a member died: blame the dead one, not the
+  // messenger (survivors said "rank 1 failed" when rank 2 was killed).
+  if (code == XC_ERR_PEER_FAILED) {
+    int dead = c.engine().first_failed(fabric_ranks);
+    for (int q = 0; dead >= 0 && q < nranks; ++q)
+      if (fabric_ranks[static_cast<size_t>(q)] == dead)
+        return Error(code, "rank %d failed during op #%d (rank %d gave up its part, which this rank needs, for it)", q,
+                     c.seq(), r);
+  }
   return Error(code, "rank %d gave up op #%d, which this rank needs its part of (rank %d's error says why)", r,
                c.seq(), r);
 }

@@ -25,6 +25,12 @@ using Seconds = std::chrono::duration<double>;
 constexpr size_t kMaxPendingLine = 64 * 1024;  // longer lines are passed on in pieces
 constexpr auto kDrainAfterExit = std::chrono::seconds(1);
 constexpr auto kReapAfterKill = std::chrono::seconds(10);
+// A rank that exits with an error is held this long before it is called the
+// job's failure: a survivor that saw a peer die may exit, and be reaped,
+// before the peer that was SIGKILLed (2 of 58 chaos runs blamed such a
+// survivor and never mentioned the SIGKILL). A rank killed by a signal is
+// the verdict at once.
+constexpr auto kVerdictWindow = std::chrono::milliseconds(250);
 
 // Writes all of data; a slow reader of xcrun's output holds up the loop, as
 // it would hold up the ranks themselves without --tag-output.
@@ -44,6 +50,12 @@ void write_all(int fd, const std::string &data) {
     }
   }
 }
+
+// A rank's failure not yet given as the job's (see kVerdictWindow).
+struct Failure {
+  int rank;
+  int status;  // as waitpid gave it
+};
 
 class Supervisor {
  public:
@@ -96,6 +108,7 @@ class Supervisor {
   // Acts on every deadline that has passed. Returns false when xcrun must
   // stop waiting altogether.
   bool check_deadlines(Clock::time_point now) {
+    if (passed(&verdict_deadline_, now) && !stopping_ && !failures_.empty()) give_verdict();
     if (passed(&job_deadline_, now) && !stopping_ && running_ > 0) {
       say("job timed out after " + format_seconds(*opts_.timeout_s) + " s; stopping the " +
           plural(running_, "rank"));
@@ -120,7 +133,7 @@ class Supervisor {
 
   int poll_timeout_ms(Clock::time_point now) const {
     std::optional<Clock::time_point> next;
-    for (const auto &d : {job_deadline_, kill_deadline_, give_up_deadline_, drain_deadline_})
+    for (const auto &d : {job_deadline_, kill_deadline_, give_up_deadline_, drain_deadline_, verdict_deadline_})
       if (d && (!next || *d < *next)) next = d;
     if (!next) return -1;
     auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
@@ -205,7 +218,33 @@ class Supervisor {
   }
 
   void on_rank_failed(const Rank &r, int status) {
-    std::string what = "rank " + std::to_string(rank_of(r)) + " (pid " + std::to_string(r.pid) + ") ";
+    failures_.push_back({rank_of(r), status});
+    if (WIFSIGNALED(status) || running_ == 0)
+      give_verdict();
+    else if (!verdict_deadline_)
+      verdict_deadline_ = Clock::now() + kVerdictWindow;
+  }
+
+  // Names the job's failure: the first rank killed by a signal, else the
+  // first that exited with an error; the others are mentioned after it.
+  void give_verdict() {
+    verdict_deadline_.reset();
+    auto first = std::find_if(failures_.begin(), failures_.end(), [](const Failure &f) { return WIFSIGNALED(f.status); });
+    if (first == failures_.end()) first = failures_.begin();
+    int code = describe_failure(*first);
+    for (const Failure &f : failures_)
+      if (&f != &*first)
+        say("rank " + std::to_string(f.rank) + " (pid " + std::to_string(ranks_[size_t(f.rank)].pid) +
+            ") also ended, " + (WIFSIGNALED(f.status) ? "by signal " + std::to_string(WTERMSIG(f.status))
+                                                       : "with exit status " + std::to_string(WEXITSTATUS(f.status))));
+    failures_.clear();
+    stop(SIGTERM, code);
+  }
+
+  int describe_failure(const Failure &f) {
+    const Rank &r = ranks_[size_t(f.rank)];
+    int status = f.status;
+    std::string what = "rank " + std::to_string(f.rank) + " (pid " + std::to_string(r.pid) + ") ";
     int code;
     if (WIFSIGNALED(status)) {
       int sig = WTERMSIG(status);
@@ -218,7 +257,7 @@ class Supervisor {
     }
     if (running_ > 0) what += "; stopping the other " + plural(running_, "rank");
     say(what);
-    stop(SIGTERM, code);
+    return code;
   }
 
   // Sends sig to every running rank's process group and arms the SIGKILL
@@ -295,8 +334,10 @@ class Supervisor {
   std::unordered_map<pid_t, int> by_pid_;
   int running_ = 0;
   bool stopping_ = false;
+  std::vector<Failure> failures_;  // not yet the verdict (within kVerdictWindow)
   int exit_code_ = 0;
-  std::optional<Clock::time_point> job_deadline_, kill_deadline_, give_up_deadline_, drain_deadline_;
+  std::optional<Clock::time_point> job_deadline_, kill_deadline_, give_up_deadline_, drain_deadline_,
+      verdict_deadline_;
 };
 
 }  // namespace
