@@ -99,9 +99,11 @@ Status ShmState::wait_arrived_slow(CollContext &c, int r, uint64_t s) {
   if (theirs == kSigGaveUp) return gave_up_error(c, r, s);
   if (theirs != c.signature())
     return Error(XC_ERR_INVALID_USAGE,
-                 "collective mismatch: rank %d runs %s (op #%d) while rank %d runs %s (op #%d)", rank,
-                 describe_signature(c.signature()).c_str(), c.seq(), r, describe_signature(theirs).c_str(),
-                 their.seq);
+                 "collective mismatch at op #%d: rank %d called %s (its op #%d), this rank (%d) %s: %s; ranks must "
+                 "call the same collectives in the same order with matching arguments",
+                 c.seq(), r, describe_signature(theirs).c_str(), their.seq, rank,
+                 (c.desc() ? describe_call(*c.desc()) : describe_signature(c.signature())).c_str(),
+                 describe_signature_difference(c.signature(), theirs).c_str());
   return Status::Ok();
 }
 

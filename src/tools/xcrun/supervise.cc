@@ -2,6 +2,7 @@
 // pass on) and, with --tag-output, the ranks' output pipes. Every wait in it
 // has a deadline, so xcrun always ends.
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -31,6 +32,14 @@ constexpr auto kReapAfterKill = std::chrono::seconds(10);
 // survivor and never mentioned the SIGKILL). A rank killed by a signal is
 // the verdict at once.
 constexpr auto kVerdictWindow = std::chrono::milliseconds(250);
+// After a rank fails, the others usually fail too a moment later (xcomm
+// notices the dead peer) and print why: a Python traceback, a last message.
+// SIGTERM ends most programs at once (Python has no handler for it), cutting
+// that off, so the others get this long, or the grace period if shorter, to
+// end on their own before it is sent.
+constexpr auto kSettleAfterFailure = std::chrono::milliseconds(1000);
+// What is read from a stream after xcrun stops waiting on it, at most.
+constexpr size_t kFinalDrainBytes = 4 * 1024 * 1024;
 
 // Writes all of data; a slow reader of xcrun's output holds up the loop, as
 // it would hold up the ranks themselves without --tag-output.
@@ -114,6 +123,7 @@ class Supervisor {
           plural(running_, "rank"));
       stop(SIGTERM, kTimeoutExit);
     }
+    if (passed(&term_deadline_, now) && running_ > 0) stop(SIGTERM, exit_code_);
     if (passed(&kill_deadline_, now) && running_ > 0) {
       signal_running(SIGKILL);
       give_up_deadline_ = now + kReapAfterKill;
@@ -133,7 +143,8 @@ class Supervisor {
 
   int poll_timeout_ms(Clock::time_point now) const {
     std::optional<Clock::time_point> next;
-    for (const auto &d : {job_deadline_, kill_deadline_, give_up_deadline_, drain_deadline_, verdict_deadline_})
+    for (const auto &d : {job_deadline_, term_deadline_, kill_deadline_, give_up_deadline_, drain_deadline_,
+                          verdict_deadline_})
       if (d && (!next || *d < *next)) next = d;
     if (!next) return -1;
     auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
@@ -176,6 +187,14 @@ class Supervisor {
   }
 
   void on_stop_signal(int sig) {
+    if (term_deadline_) {
+      // A rank failed and the others were left to end on their own: the
+      // user wants them stopped now (the failed rank's status stays).
+      say(std::string("got ") + sigabbrev(sig) + "; passing it on to the " + plural(running_, "rank"));
+      term_deadline_.reset();
+      stop(sig, exit_code_);
+      return;
+    }
     if (stopping_) {
       // A second ^C: the user does not want to wait for the grace period.
       say(std::string("got ") + sigabbrev(sig) + " again; killing the " + plural(running_, "rank"));
@@ -238,7 +257,12 @@ class Supervisor {
             ") also ended, " + (WIFSIGNALED(f.status) ? "by signal " + std::to_string(WTERMSIG(f.status))
                                                        : "with exit status " + std::to_string(WEXITSTATUS(f.status))));
     failures_.clear();
-    stop(SIGTERM, code);
+    // SIGTERM after the settling time: nothing is sent before it, so a rank
+    // that is printing why it failed too ends its output itself.
+    stopping_ = true;
+    exit_code_ = code;
+    auto settle = std::min<Clock::duration>(kSettleAfterFailure, to_duration(opts_.grace_s));
+    term_deadline_ = Clock::now() + settle;
   }
 
   int describe_failure(const Failure &f) {
@@ -263,6 +287,7 @@ class Supervisor {
   // Sends sig to every running rank's process group and arms the SIGKILL
   // that follows after the grace period. The first cause sets the exit code.
   void stop(int sig, int code) {
+    term_deadline_.reset();
     stopping_ = true;
     exit_code_ = code;
     signal_running(sig);
@@ -318,6 +343,21 @@ class Supervisor {
   // the next line of another rank starts on its own line.
   static void finish_stream(TaggedStream &s) {
     if (s.fd < 0) return;
+    // What is still in the pipe (xcrun stopped waiting, or a grandchild keeps
+    // it open): read it without blocking, up to a bound, so the last lines
+    // a rank wrote are not dropped.
+    int flags = fcntl(s.fd, F_GETFL);
+    if (flags >= 0 && fcntl(s.fd, F_SETFL, flags | O_NONBLOCK) == 0) {
+      char buf[65536];
+      size_t total = 0;
+      while (total < kFinalDrainBytes) {
+        ssize_t n = read(s.fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        s.pending.append(buf, size_t(n));
+        total += size_t(n);
+      }
+    }
     close(s.fd);
     s.fd = -1;
     std::string out;
@@ -336,8 +376,8 @@ class Supervisor {
   bool stopping_ = false;
   std::vector<Failure> failures_;  // not yet the verdict (within kVerdictWindow)
   int exit_code_ = 0;
-  std::optional<Clock::time_point> job_deadline_, kill_deadline_, give_up_deadline_, drain_deadline_,
-      verdict_deadline_;
+  std::optional<Clock::time_point> job_deadline_, term_deadline_, kill_deadline_, give_up_deadline_,
+      drain_deadline_, verdict_deadline_;
 };
 
 }  // namespace
