@@ -2,8 +2,8 @@
 
     python3 tests/torch/test_ddp.py [-n 3] [--backends gloo,xcomm] [--steps 20]
 
-The driver (this script without RANK in its environment) launches -n ranks
-per backend (tests/torch/launch_env.py: torchrun's variables), one job after
+The driver (this script without --worker) launches -n ranks per backend
+(tests/torch/launch.py: torchrun's variables), one job after
 the other, every job from the same seeds. Each rank builds the same MLP from
 its own seed (DDP must broadcast rank 0's parameters), trains it for --steps
 SGD steps with momentum on its own synthetic batches (inputs from its seed,
@@ -38,7 +38,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import backends  # noqa: E402
-import launch_env  # noqa: E402
 
 SEED = 20261126
 IN, HIDDEN, OUT = 256, 1024, 64  # 256*1024 + 1024 + 1024*64 + 64 floats: 1.3 MB
@@ -154,7 +153,7 @@ def driver(args):
         for b in usable:
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--backend", b, "--out", out,
                    "--steps", str(args.steps), "--timeout", str(args.timeout)]
-            rc = launch_env.run(args.nproc, cmd, timeout=args.timeout + 60, tag_output=True)
+            rc = backends.launch(args.nproc, cmd, timeout=args.timeout + 60)
             if rc != 0:
                 print("FAIL backend %s: the %d-rank job exited with %d" % (b, args.nproc, rc))
                 return 1
