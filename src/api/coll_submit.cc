@@ -16,7 +16,7 @@ namespace {
 // Blocking, nothing started before it still pending: run on this thread.
 xc_result_t run_inline(const char *fn, xc_comm_t comm, const CollDesc &desc) {
   coll::CollContext c = make_coll_context(comm);
-  c.set_signature(coll_signature(desc));
+  c.set_signature(coll_signature(desc), &desc);
   Status st = algo::run_collective(c, desc);
   if (st.ok()) return ok();  // no Status copy on the success path
   return finish_op(fn, coll_op_error(std::move(st), fn, comm, c.seq()));

@@ -15,6 +15,10 @@
 #include "p2p/request.h"
 #include "topo/topology.h"
 
+namespace xc {
+struct CollDesc;
+}  // namespace xc
+
 namespace xc::coll {
 
 // One transfer of an exchange: bytes to or from a communicator rank.
@@ -85,7 +89,13 @@ class CollContext {
   // The op's signature (coll/desc.h: coll_signature), carried with its
   // messages and shm flags so ranks in different ops fail instead of mixing.
   uint32_t signature() const { return sig_; }
-  void set_signature(uint32_t sig) { sig_ = sig; }
+  // desc, when given, is borrowed (it outlives the op) and only read to say
+  // what this rank called when the ranks disagree.
+  void set_signature(uint32_t sig, const CollDesc *desc = nullptr) {
+    sig_ = sig;
+    desc_ = desc;
+  }
+  const CollDesc *desc() const { return desc_; }
 
  private:
   void prepare(Request &req, int peer, const void *buf, size_t bytes);
@@ -107,6 +117,7 @@ class CollContext {
   const BackendSet *backends_ = nullptr;
   topo::HostClass host_class_ = topo::HostClass::kNoGpu;
   uint32_t sig_ = 0;
+  const CollDesc *desc_ = nullptr;
 };
 
 }  // namespace xc::coll

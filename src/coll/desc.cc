@@ -1,5 +1,8 @@
 #include "coll/desc.h"
 
+#include <string>
+#include <vector>
+
 #include "base/dtype.h"
 
 namespace xc {
@@ -87,6 +90,10 @@ uint32_t coll_signature(const CollDesc &d) {
   return sig ? sig : kSigNonZero;
 }
 
+// A signature keeps only the low 12 bits of the count and 9 of the root (the
+// rest of the word is the op, dtype and reduction): enough to tell ranks
+// apart, not to say what another rank passed. So the names below never show
+// them; the difference says that they differ, in words.
 std::string describe_signature(uint32_t sig) {
   auto kind = static_cast<CollKind>(sig & 0xf);
   if (sig == kSigCommFree) return "xc_comm_free's closing barrier";
@@ -95,9 +102,33 @@ std::string describe_signature(uint32_t sig) {
   if (kind == CollKind::kBarrier) return s;
   s += std::string(" ") + dtype_name(static_cast<xc_dtype_t>((sig >> 4) & 0xf));
   if (coll_kind_reduces(kind)) s += std::string(" ") + op_name(static_cast<xc_op_t>((sig >> 8) & 0x7));
-  if (rooted(kind)) s += " root%512=" + std::to_string((sig >> 11) & 0x1ff);
   if (placement_agrees(kind)) s += (sig >> 11) & 1 ? " in place" : " out of place";
-  if (!per_rank_counts(kind)) s += " count%4096=" + std::to_string((sig >> 20) & 0xfff);
+  return s;
+}
+
+std::string describe_signature_difference(uint32_t mine, uint32_t theirs) {
+  if (mine == theirs) return "the same call";
+  auto kind = static_cast<CollKind>(mine & 0xf);
+  bool special = mine == kSigCommFree || mine == kSigCommSplit || theirs == kSigCommFree || theirs == kSigCommSplit;
+  if (special || kind != static_cast<CollKind>(theirs & 0xf)) return "different collectives";
+  std::vector<std::string> diffs;
+  auto field = [&](int shift, uint32_t mask) { return ((mine >> shift) & mask) != ((theirs >> shift) & mask); };
+  if (field(4, 0xf)) diffs.push_back("datatypes differ");
+  if (coll_kind_reduces(kind) && field(8, 0x7)) diffs.push_back("reductions differ");
+  if (rooted(kind) && field(11, 0x1ff)) diffs.push_back("roots differ");
+  if (placement_agrees(kind) && field(11, 1)) diffs.push_back("one rank passes XC_IN_PLACE and the other does not");
+  if (field(20, 0xfff)) diffs.push_back("counts differ");
+  if (diffs.empty()) return "the arguments differ";
+  std::string s = diffs[0];
+  for (size_t i = 1; i < diffs.size(); ++i) s += (i + 1 == diffs.size() ? " and " : ", ") + diffs[i];
+  return s;
+}
+
+std::string describe_call(const CollDesc &d) {
+  std::string s = describe_signature(coll_signature(d));
+  if (d.kind == CollKind::kBarrier) return s;
+  if (!per_rank_counts(d.kind)) s += " with count " + std::to_string(d.count);
+  if (rooted(d.kind)) s += (per_rank_counts(d.kind) ? " with root " : ", root ") + std::to_string(d.root);
   return s;
 }
 

@@ -199,7 +199,15 @@ constexpr uint32_t kSigCommSplit = (1u << 29) | (0xfu << 4);
 // none, as MPI asks (the selector weighs it for the first three, and
 // in-place alltoall(v) trades blocks in pairs, so a mix would not match).
 bool placement_agrees(CollKind kind);
-// "allreduce float32 sum count%4096=100" — for mismatch messages.
+// For mismatch messages. "allreduce float32 sum out of place": what a
+// signature says for certain (it keeps only part of the count and root, so
+// it names neither).
 std::string describe_signature(uint32_t sig);
+// What sets another rank's call apart from this rank's, in words: "counts
+// differ", "datatypes differ and counts differ", "different collectives".
+std::string describe_signature_difference(uint32_t mine, uint32_t theirs);
+// This rank's own call in full: "allreduce float32 sum out of place with
+// count 100", "bcast uint8 with count 4, root 1".
+std::string describe_call(const CollDesc &d);
 
 }  // namespace xc

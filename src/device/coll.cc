@@ -98,8 +98,10 @@ class DeviceColl {
     for (int j = 0; j < n_; ++j) {
       const Info &t = theirs_[static_cast<size_t>(j)];
       if (t.sig != sig)
-        return Error(XC_ERR_INVALID_USAGE, "ranks disagree on the device collective: rank %d runs %s, rank %d runs %s", j,
-                     describe_signature(t.sig).c_str(), me_, describe_signature(sig).c_str());
+        return Error(XC_ERR_INVALID_USAGE,
+                     "ranks disagree on the device collective: rank %d called %s, this rank (%d) %s: %s", j,
+                     describe_signature(t.sig).c_str(), me_, describe_call(d_).c_str(),
+                     describe_signature_difference(sig, t.sig).c_str());
       void *p = nullptr;
       XC_TRY_CTX(reached_.reach(env_.dev(), t.in, &p), "mapping the input of rank " + std::to_string(j));
       peer_in_[static_cast<size_t>(j)] = p;

@@ -143,11 +143,13 @@ void P2pEngine::post_recv(Request *req) {
       if (u.ctx == req->ctx && u.tag == req->tag && signatures_conflict(req->sig, u.sig))
         return mismatch_locked(req, u.src, u.sig);
   }
-  if (req->peer >= 0 && dead_[static_cast<size_t>(req->peer)]) return complete(req, peer_gone_error(req, req->peer));
-  if (req->peer < 0 && req->members) {
+  // A crashed member before a peer that left: the one that left may have
+  // given up the op for the crashed one.
+  if ((req->peer < 0 || req->collective) && req->members) {
     int failed = first_crashed_locked(*req->members);
     if (failed >= 0) return complete(req, peer_gone_error(req, failed));
   }
+  if (req->peer >= 0 && dead_[static_cast<size_t>(req->peer)]) return complete(req, peer_gone_error(req, req->peer));
   posted_.push_back(req);
 }
 

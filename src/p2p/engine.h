@@ -36,6 +36,8 @@ namespace xc {
 // (coll/desc.h); the engine never reads one, it only compares them
 // (p2p/frames.h). nullptr: shown in hex.
 using SignatureNamer = std::string (*)(uint32_t sig);
+// What sets two signatures apart, in words; nullptr: not said.
+using SignatureDiffer = std::string (*)(uint32_t mine, uint32_t theirs);
 
 struct EngineOptions {
   int my_rank = 0;
@@ -44,6 +46,7 @@ struct EngineOptions {
   int max_sleep_ms = 50;   // a sleeping rank still checks deadlines and peers this often
   bool thread_safe = true; // false: XC_THREAD_SERIALIZED, no lock
   SignatureNamer name_signature = nullptr;
+  SignatureDiffer describe_difference = nullptr;
 };
 
 class P2pEngine final : private FrameSink {

@@ -33,16 +33,21 @@ std::string P2pEngine::name_signature(uint32_t sig) const {
 
 Status P2pEngine::poisoned_error(const Poisoned &p, const Request *req) {
   std::string offender = name_signature(p.offender_sig);
+  // In words, what the offender's call has that the reporter's has not.
+  std::string why = opts_.describe_difference
+                        ? ": " + opts_.describe_difference(p.reporter_sig, p.offender_sig)
+                        : std::string();
   if (p.reporter < 0)
     return Error(XC_ERR_INVALID_USAGE,
-                 "rank %d is in op #%d as '%s' while this rank is in '%s': ranks must call the same collectives "
+                 "rank %d is in op #%d as '%s' while this rank is in '%s'%s; ranks must call the same collectives "
                  "in the same order with matching arguments",
-                 comm_rank_of(req, p.offender), p.tag, offender.c_str(), name_signature(p.reporter_sig).c_str());
+                 comm_rank_of(req, p.offender), p.tag, offender.c_str(), name_signature(p.reporter_sig).c_str(),
+                 why.c_str());
   std::string reporter = name_signature(p.reporter_sig);
   std::string mine = req->sig && req->sig != p.reporter_sig ? "; this rank is in '" + name_signature(req->sig) + "'" : "";
-  return Error(XC_ERR_INVALID_USAGE, "rank %d found rank %d in op #%d as '%s' while rank %d is in '%s'%s",
+  return Error(XC_ERR_INVALID_USAGE, "rank %d found rank %d in op #%d as '%s' while rank %d is in '%s'%s%s",
                comm_rank_of(req, p.reporter), comm_rank_of(req, p.offender), p.tag, offender.c_str(),
-               comm_rank_of(req, p.reporter), reporter.c_str(), mine.c_str());
+               comm_rank_of(req, p.reporter), reporter.c_str(), why.c_str(), mine.c_str());
 }
 
 Status P2pEngine::poisoned_status_locked(const Request &req) {

@@ -25,7 +25,7 @@ Status coll_op_error(Status st, const char *fn, xc_comm_s *comm, int seq) {
 
 CollTask::CollTask(const char *fn, xc_comm_s *comm, CollDesc desc)
     : fn_(fn), desc_(std::move(desc)), ctx_(make_coll_context(comm)), timeout_ms_(comm->timeout_ms) {
-  ctx_.set_signature(coll_signature(desc_));
+  ctx_.set_signature(coll_signature(desc_), &desc_);
   where_ = "op #" + std::to_string(ctx_.seq()) + " on comm '" + comm->name + "', rank " + std::to_string(comm->rank);
 }
 

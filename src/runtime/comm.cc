@@ -115,11 +115,19 @@ uint64_t fnv1a(uint64_t h, const void *data, size_t n) {
   return h;
 }
 
+// What a child's context derives from: the parent's, and for a group that
+// had namesakes (xc_comm_create_group, created again after a free) its
+// generation, so the children of the two never share a context either.
+uint64_t lineage(const xc_comm_s *parent) {
+  return parent->ctx_generation ? parent->ctx ^ mix64(parent->ctx_generation) : parent->ctx;
+}
+
 // The store key of a communicator's op that must go through the bootstrap
 // store because no transport reaches some member (ranks on other hosts).
 std::string store_key(const xc_comm_s *comm, const char *what, int seq) {
   char key[96];
-  snprintf(key, sizeof key, "%s/%016llx/%d", what, static_cast<unsigned long long>(comm->ctx), seq);
+  snprintf(key, sizeof key, "%s/%016llx.%u/%d", what, static_cast<unsigned long long>(comm->ctx), comm->ctx_generation,
+           seq);
   return key;
 }
 
@@ -522,7 +530,7 @@ Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg,
     members.push_back((*parent->members)[static_cast<size_t>(order[i])]);
   }
   size_t group = static_cast<size_t>(std::lower_bound(colors.begin(), colors.end(), color) - colors.begin());
-  return make_comm(parent->fabric, std::move(members), my_index, child_ctx(parent->ctx, seq, group), child_cfg, name,
+  return make_comm(parent->fabric, std::move(members), my_index, child_ctx(lineage(parent), seq, group), child_cfg, name,
                    out);
 }
 
@@ -595,7 +603,7 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
     if (ranks[off + i] == parent->rank) my_index = i;
     members.push_back((*parent->members)[static_cast<size_t>(ranks[off + i])]);
   }
-  return make_comm(parent->fabric, std::move(members), my_index, child_ctx(parent->ctx, seq, static_cast<size_t>(g)),
+  return make_comm(parent->fabric, std::move(members), my_index, child_ctx(lineage(parent), seq, static_cast<size_t>(g)),
                    child_cfg, name, out);
 }
 
@@ -623,7 +631,8 @@ Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, co
   uint64_t digest = fnv1a(0xcbf29ce484222325ULL, &n, sizeof n);
   digest = fnv1a(digest, ranks, sizeof(int) * static_cast<size_t>(n));
   const uint64_t ctx = group_child_ctx(parent->ctx, tag, digest);
-  if (!parent->fabric->claim_context(ctx))
+  uint32_t generation = 0;
+  if (!parent->fabric->claim_context(ctx, &generation))
     return Error(XC_ERR_INVALID_USAGE,
                  "a live group made from this communicator already has these %d ranks and tag %d: give the new "
                  "one another tag (or free the old one first)",
@@ -650,6 +659,7 @@ Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, co
     return st;
   }
   child->claimed_ctx = true;
+  child->ctx_generation = generation;
   *out = child;
   return Status::Ok();
 }

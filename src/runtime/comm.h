@@ -37,6 +37,7 @@ struct xc_comm_s {
   uint64_t ctx = 0;
   std::atomic<bool> broken{false};  // a collective failed: ranks may be out of step
   bool claimed_ctx = false;         // made by xc_comm_create_group: ctx is claimed in the fabric until freed
+  uint32_t ctx_generation = 0;      // earlier groups with this ctx (fabric.h claim_context)
   uint64_t timeout_ms = 300000;
   std::string name;
   std::atomic<bool> aborted{false};

@@ -99,6 +99,7 @@ Status Fabric::bootstrap(const FabricSetup &setup) {
   XC_TRY(spin_polls(local_ranks.size(), &eo.spin));
   eo.thread_safe = setup.thread_safe;
   eo.name_signature = describe_signature;
+  eo.describe_difference = describe_signature_difference;
   engine_ = std::make_unique<P2pEngine>(eo);
 
   XC_TRY(set_up_transports(setup));

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -61,10 +62,15 @@ class Fabric {
 
   // Contexts of the live communicators made by xc_comm_create_group: two
   // live groups made from one parent with the same ranks and tag would get
-  // the same context. claim_context is false when ctx is live already.
-  bool claim_context(uint64_t ctx) {
+  // the same context. claim_context is false when ctx is live already;
+  // else *generation counts the earlier claims of ctx (the same on every
+  // member: they create and free the group in one order), so what such a
+  // group keys in the bootstrap store is never a dead namesake's key.
+  bool claim_context(uint64_t ctx, uint32_t *generation) {
     std::lock_guard<std::mutex> lock(claimed_mu_);
-    return claimed_.insert(ctx).second;
+    if (!claimed_.insert(ctx).second) return false;
+    *generation = claims_[ctx]++;
+    return true;
   }
   void release_context(uint64_t ctx) {
     std::lock_guard<std::mutex> lock(claimed_mu_);
@@ -93,6 +99,7 @@ class Fabric {
   std::unique_ptr<P2pEngine> engine_;  // uses transports_: goes first
   std::mutex claimed_mu_;
   std::unordered_set<uint64_t> claimed_;
+  std::unordered_map<uint64_t, uint32_t> claims_;  // every claim so far, by context
 };
 
 }  // namespace xc

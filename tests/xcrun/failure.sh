@@ -1,6 +1,6 @@
-# A failing rank stops the job: the message names it, the others are stopped
-# at once (SIGTERM, or SIGKILL after the grace period), and xcrun's exit
-# status is the failing rank's.
+# A failing rank stops the job: the message names it, the others get up to
+# 1 s to end on their own, then SIGTERM (SIGKILL after the grace period), and
+# xcrun's exit status is the failing rank's.
 source "$(dirname "$0")/common.sh"
 
 run -n 3 true
@@ -12,6 +12,22 @@ run -n 3 --grace 30 "$HELPER" fail 1 3
 expect_rc 3 "rank 1 exits 3"
 expect_grep "$err" '^xcrun: rank 1 \(pid [0-9]+\) exited with status 3; stopping the other 2 ranks$' "exit message"
 expect_faster 10000 "stopping after exit 3"
+
+# The others end their output before they are stopped: a rank that fails
+# too a moment later (as a Python rank prints its traceback after xcomm
+# reports the dead peer) is not cut off by SIGTERM, with or without
+# --tag-output. The first job above shows that ranks which do not end are
+# still stopped at once.
+late='if [ "$XC_RANK" = 0 ]; then exit 3; fi; echo "rank $XC_RANK: first line"; sleep 0.3; echo "rank $XC_RANK: last line"; echo "rank $XC_RANK: error" >&2; exit 1'
+for tag in "" --tag-output; do
+  run -n 3 --grace 30 $tag sh -c "$late"
+  expect_rc 3 "late failure ${tag:-untagged}: rank 0's status"
+  for r in 1 2; do
+    expect_grep "$out" "rank $r: last line\$" "late failure ${tag:-untagged}: rank $r's last line"
+    expect_grep "$err" "rank $r: error\$" "late failure ${tag:-untagged}: rank $r's last error line"
+  done
+  expect_faster 10000 "late failure ${tag:-untagged}"
+done
 
 run -n 3 --grace 30 "$HELPER" sigkill 2
 expect_rc 137 "rank 2 killed by SIGKILL"

@@ -72,6 +72,44 @@ def _check_abi(lib, name, path):
     return None
 
 
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def _loaded_path(name):
+    """The file the dynamic loader actually mapped for name (a soname it
+    searched for, or a path): dladdr on one of its symbols, else the mapping
+    in /proc/self/maps that holds that symbol. None when neither says."""
+    try:
+        handle = ctypes.CDLL(name)  # already loaded by cffi: the same object
+        addr = ctypes.cast(handle.xc_get_version, ctypes.c_void_p).value
+    except (OSError, AttributeError):
+        return None
+    for libname in (None, "libdl.so.2"):  # glibc >= 2.34 has dladdr in libc
+        try:
+            dladdr = ctypes.CDLL(libname).dladdr
+        except (OSError, AttributeError):
+            continue
+        dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+        dladdr.restype = ctypes.c_int
+        info = _DlInfo()
+        if dladdr(addr, ctypes.byref(info)) and info.dli_fname and os.sep in os.fsdecode(info.dli_fname):
+            return os.path.abspath(os.fsdecode(info.dli_fname))
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(None, 5)
+                if len(fields) < 6:
+                    continue
+                lo, hi = (int(x, 16) for x in fields[0].split("-"))
+                if lo <= addr < hi and fields[5].startswith("/"):
+                    return fields[5].rstrip("\n")
+    except OSError:
+        pass
+    return None
+
+
 def _load():
     tried = []
     for how, name, path in _candidates():
@@ -82,7 +120,7 @@ def _load():
             continue
         reason = _check_abi(lib, name, path)
         if reason is None:
-            return lib, path or name
+            return lib, _loaded_path(name) or path or name
         tried.append("%s (%s): %s" % (name, how, reason))
     raise ImportError(
         "xcomm: cannot load a usable libxcomm (ABI %d, version %d.%d or later).\n  tried: %s\n"

@@ -99,6 +99,16 @@ Status ShmColl::ensure(CollContext &c) {
     if (!attached.ok() && shm::Segment::gone(name)) return segment_gone(c, std::move(attached));
     XC_TRY_CTX(std::move(attached), "shared-memory collectives");
   }
+  // Until every rank joined, the name is all that lets a process open the
+  // segment, and all a crash leaves behind in /dev/shm: a rank that gives up
+  // here (a peer died, a mismatch, the deadline) removes it on its way out,
+  // whoever created it; without this a rank killed during the first
+  // collective of a split communicator left the segment behind under
+  // launchers with no sweep of their own (7 of 58 trials).
+  struct RemoveOnExit {
+    shm::Segment *seg;
+    ~RemoveOnExit() { seg->remove(); }  // on success a no-op: removed once all joined
+  } remove_on_exit{&st->segment};
   layout(*st);
   for (int r = 0; r < n; ++r) st->fabric_ranks.push_back(c.fabric_rank(r));
   st->oversubscribed = topo::oversubscribed(n);
@@ -129,11 +139,15 @@ Status ShmColl::ensure(CollContext &c) {
   memset(s.small_slot(me, 0), 0, kShmSmallSlotDepth * kShmSmallSlotBytes);
   s.ctrl[me].pid = getpid();
   s.ctrl[me].probe_addr = reinterpret_cast<uint64_t>(&s.probe_word);
-  s.header->joined.fetch_add(1, std::memory_order_acq_rel);
+  // The last rank to map it removes the name at once: nobody needs it any
+  // more, and the window in which a crash leaves it behind is as short as it
+  // can be (rank 0 removing it after its wait below left a kill between the
+  // two behind).
+  if (s.header->joined.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<uint32_t>(n)) s.segment.remove();
   s.notify();
   XC_TRY(shm_wait(c, s, "every rank to map the segment",
                   [&] { return s.header->joined.load(std::memory_order_acquire) == static_cast<uint32_t>(n); }));
-  if (me == 0) s.segment.unlink();
+  s.segment.remove();  // idempotent: the last to join did already
   s.pids.resize(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) s.pids[static_cast<size_t>(r)] = static_cast<pid_t>(s.ctrl[r].pid);
 

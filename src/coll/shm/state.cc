@@ -99,9 +99,11 @@ Status ShmState::wait_arrived_slow(CollContext &c, int r, uint64_t s) {
   if (theirs == kSigGaveUp) return gave_up_error(c, r, s);
   if (theirs != c.signature())
     return Error(XC_ERR_INVALID_USAGE,
-                 "collective mismatch: rank %d runs %s (op #%d) while rank %d runs %s (op #%d)", rank,
-                 describe_signature(c.signature()).c_str(), c.seq(), r, describe_signature(theirs).c_str(),
-                 their.seq);
+                 "collective mismatch at op #%d: rank %d called %s (its op #%d), this rank (%d) %s: %s; ranks must "
+                 "call the same collectives in the same order with matching arguments",
+                 c.seq(), r, describe_signature(theirs).c_str(), their.seq, rank,
+                 (c.desc() ? describe_call(*c.desc()) : describe_signature(c.signature())).c_str(),
+                 describe_signature_difference(c.signature(), theirs).c_str());
   return Status::Ok();
 }
 
@@ -115,6 +117,15 @@ void ShmState::give_up(uint64_t s, xc_result_t code) {
 
 Status ShmState::gave_up_error(CollContext &c, int r, uint64_t s) const {
   auto code = static_cast<xc_result_t>(__atomic_load_n(&arrival(r, s).seq, __ATOMIC_RELAXED));
+  // It gave up because a member died: blame the dead one, not the
+  // messenger (survivors said "rank 1 failed" when rank 2 was killed).
+  if (code == XC_ERR_PEER_FAILED) {
+    int dead = c.engine().first_failed(fabric_ranks);
+    for (int q = 0; dead >= 0 && q < nranks; ++q)
+      if (fabric_ranks[static_cast<size_t>(q)] == dead)
+        return Error(code, "rank %d failed during op #%d (rank %d gave up its part, which this rank needs, for it)", q,
+                     c.seq(), r);
+  }
   return Error(code, "rank %d gave up op #%d, which this rank needs its part of (rank %d's error says why)", r,
                c.seq(), r);
 }

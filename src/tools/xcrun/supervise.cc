@@ -2,6 +2,7 @@
 // pass on) and, with --tag-output, the ranks' output pipes. Every wait in it
 // has a deadline, so xcrun always ends.
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -25,6 +26,20 @@ using Seconds = std::chrono::duration<double>;
 constexpr size_t kMaxPendingLine = 64 * 1024;  // longer lines are passed on in pieces
 constexpr auto kDrainAfterExit = std::chrono::seconds(1);
 constexpr auto kReapAfterKill = std::chrono::seconds(10);
+// A rank that exits with an error is held this long before it is called the
+// job's failure: a survivor that saw a peer die may exit, and be reaped,
+// before the peer that was SIGKILLed (2 of 58 chaos runs blamed such a
+// survivor and never mentioned the SIGKILL). A rank killed by a signal is
+// the verdict at once.
+constexpr auto kVerdictWindow = std::chrono::milliseconds(250);
+// After a rank fails, the others usually fail too a moment later (xcomm
+// notices the dead peer) and print why: a Python traceback, a last message.
+// SIGTERM ends most programs at once (Python has no handler for it), cutting
+// that off, so the others get this long, or the grace period if shorter, to
+// end on their own before it is sent.
+constexpr auto kSettleAfterFailure = std::chrono::milliseconds(1000);
+// What is read from a stream after xcrun stops waiting on it, at most.
+constexpr size_t kFinalDrainBytes = 4 * 1024 * 1024;
 
 // Writes all of data; a slow reader of xcrun's output holds up the loop, as
 // it would hold up the ranks themselves without --tag-output.
@@ -44,6 +59,12 @@ void write_all(int fd, const std::string &data) {
     }
   }
 }
+
+// A rank's failure not yet given as the job's (see kVerdictWindow).
+struct Failure {
+  int rank;
+  int status;  // as waitpid gave it
+};
 
 class Supervisor {
  public:
@@ -96,11 +117,13 @@ class Supervisor {
   // Acts on every deadline that has passed. Returns false when xcrun must
   // stop waiting altogether.
   bool check_deadlines(Clock::time_point now) {
+    if (passed(&verdict_deadline_, now) && !stopping_ && !failures_.empty()) give_verdict();
     if (passed(&job_deadline_, now) && !stopping_ && running_ > 0) {
       say("job timed out after " + format_seconds(*opts_.timeout_s) + " s; stopping the " +
           plural(running_, "rank"));
       stop(SIGTERM, kTimeoutExit);
     }
+    if (passed(&term_deadline_, now) && running_ > 0) stop(SIGTERM, exit_code_);
     if (passed(&kill_deadline_, now) && running_ > 0) {
       signal_running(SIGKILL);
       give_up_deadline_ = now + kReapAfterKill;
@@ -120,7 +143,8 @@ class Supervisor {
 
   int poll_timeout_ms(Clock::time_point now) const {
     std::optional<Clock::time_point> next;
-    for (const auto &d : {job_deadline_, kill_deadline_, give_up_deadline_, drain_deadline_})
+    for (const auto &d : {job_deadline_, term_deadline_, kill_deadline_, give_up_deadline_, drain_deadline_,
+                          verdict_deadline_})
       if (d && (!next || *d < *next)) next = d;
     if (!next) return -1;
     auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
@@ -163,6 +187,14 @@ class Supervisor {
   }
 
   void on_stop_signal(int sig) {
+    if (term_deadline_) {
+      // A rank failed and the others were left to end on their own: the
+      // user wants them stopped now (the failed rank's status stays).
+      say(std::string("got ") + sigabbrev(sig) + "; passing it on to the " + plural(running_, "rank"));
+      term_deadline_.reset();
+      stop(sig, exit_code_);
+      return;
+    }
     if (stopping_) {
       // A second ^C: the user does not want to wait for the grace period.
       say(std::string("got ") + sigabbrev(sig) + " again; killing the " + plural(running_, "rank"));
@@ -205,7 +237,38 @@ class Supervisor {
   }
 
   void on_rank_failed(const Rank &r, int status) {
-    std::string what = "rank " + std::to_string(rank_of(r)) + " (pid " + std::to_string(r.pid) + ") ";
+    failures_.push_back({rank_of(r), status});
+    if (WIFSIGNALED(status) || running_ == 0)
+      give_verdict();
+    else if (!verdict_deadline_)
+      verdict_deadline_ = Clock::now() + kVerdictWindow;
+  }
+
+  // Names the job's failure: the first rank killed by a signal, else the
+  // first that exited with an error; the others are mentioned after it.
+  void give_verdict() {
+    verdict_deadline_.reset();
+    auto first = std::find_if(failures_.begin(), failures_.end(), [](const Failure &f) { return WIFSIGNALED(f.status); });
+    if (first == failures_.end()) first = failures_.begin();
+    int code = describe_failure(*first);
+    for (const Failure &f : failures_)
+      if (&f != &*first)
+        say("rank " + std::to_string(f.rank) + " (pid " + std::to_string(ranks_[size_t(f.rank)].pid) +
+            ") also ended, " + (WIFSIGNALED(f.status) ? "by signal " + std::to_string(WTERMSIG(f.status))
+                                                       : "with exit status " + std::to_string(WEXITSTATUS(f.status))));
+    failures_.clear();
+    // SIGTERM after the settling time: nothing is sent before it, so a rank
+    // that is printing why it failed too ends its output itself.
+    stopping_ = true;
+    exit_code_ = code;
+    auto settle = std::min<Clock::duration>(kSettleAfterFailure, to_duration(opts_.grace_s));
+    term_deadline_ = Clock::now() + settle;
+  }
+
+  int describe_failure(const Failure &f) {
+    const Rank &r = ranks_[size_t(f.rank)];
+    int status = f.status;
+    std::string what = "rank " + std::to_string(f.rank) + " (pid " + std::to_string(r.pid) + ") ";
     int code;
     if (WIFSIGNALED(status)) {
       int sig = WTERMSIG(status);
@@ -218,12 +281,13 @@ class Supervisor {
     }
     if (running_ > 0) what += "; stopping the other " + plural(running_, "rank");
     say(what);
-    stop(SIGTERM, code);
+    return code;
   }
 
   // Sends sig to every running rank's process group and arms the SIGKILL
   // that follows after the grace period. The first cause sets the exit code.
   void stop(int sig, int code) {
+    term_deadline_.reset();
     stopping_ = true;
     exit_code_ = code;
     signal_running(sig);
@@ -279,6 +343,21 @@ class Supervisor {
   // the next line of another rank starts on its own line.
   static void finish_stream(TaggedStream &s) {
     if (s.fd < 0) return;
+    // What is still in the pipe (xcrun stopped waiting, or a grandchild keeps
+    // it open): read it without blocking, up to a bound, so the last lines
+    // a rank wrote are not dropped.
+    int flags = fcntl(s.fd, F_GETFL);
+    if (flags >= 0 && fcntl(s.fd, F_SETFL, flags | O_NONBLOCK) == 0) {
+      char buf[65536];
+      size_t total = 0;
+      while (total < kFinalDrainBytes) {
+        ssize_t n = read(s.fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        s.pending.append(buf, size_t(n));
+        total += size_t(n);
+      }
+    }
     close(s.fd);
     s.fd = -1;
     std::string out;
@@ -295,8 +374,10 @@ class Supervisor {
   std::unordered_map<pid_t, int> by_pid_;
   int running_ = 0;
   bool stopping_ = false;
+  std::vector<Failure> failures_;  // not yet the verdict (within kVerdictWindow)
   int exit_code_ = 0;
-  std::optional<Clock::time_point> job_deadline_, kill_deadline_, give_up_deadline_, drain_deadline_;
+  std::optional<Clock::time_point> job_deadline_, term_deadline_, kill_deadline_, give_up_deadline_,
+      drain_deadline_, verdict_deadline_;
 };
 
 }  // namespace

@@ -37,6 +37,12 @@ void Segment::unlink() {
   owner_ = false;
 }
 
+void Segment::remove() {
+  if (!name_.empty()) shm_unlink(name_.c_str());
+  name_.clear();
+  owner_ = false;
+}
+
 Status Segment::create(const std::string &name, size_t bytes, Segment *out) {
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) return SystemError(errno, "shm_open(%s) failed", name.c_str());

@@ -27,6 +27,10 @@ class Segment {
   static bool gone(const std::string &name);
   // Remove the name (the memory stays mapped where it is). Idempotent.
   void unlink();
+  // Remove the name whoever created it (any process may shm_unlink it): the
+  // last of a group to attach, or a member that gives up before the creator
+  // could. Idempotent; the mapping stays.
+  void remove();
 
   void *base() const { return base_; }
   size_t size() const { return size_; }

@@ -31,6 +31,20 @@ def test_loaded_library():
         assert xcomm.library_path == os.environ["XCOMM_LIBRARY"]
 
 
+def test_library_path_is_the_file_loaded():
+    """Found through the loader's own search (LD_LIBRARY_PATH here), the
+    path is the file that was mapped, not the soname that was asked for."""
+    libdir = os.path.dirname(xcomm.library_path)
+    r = import_xcomm({"XCOMM_LIBRARY": None, "LD_LIBRARY_PATH": libdir})
+    assert r.returncode == 0, r.stderr
+    path = r.stdout.strip()
+    assert os.path.isabs(path) and os.path.exists(path), path
+    assert os.path.samefile(path, xcomm.library_path)
+    with open("/proc/self/maps") as maps:
+        mapped = {line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6}
+    assert os.path.realpath(xcomm.library_path) in {os.path.realpath(m) for m in mapped if m.startswith("/")}
+
+
 def test_missing_library_is_a_clear_import_error():
     r = import_xcomm({"XCOMM_LIBRARY": "/nonexistent/libxcomm.so.1"})
     assert r.returncode != 0

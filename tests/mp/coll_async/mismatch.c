@@ -194,6 +194,16 @@ int main(int argc, char **argv) {
                 (int)rc, xc_last_error());
       MP_ASSERT(strstr(xc_last_error(), "op #1") != NULL, "case '%s': message does not name the op: %s",
                 case_name[c], xc_last_error());
+      /* In words: never the signature's internals (count%4096=, root%512=). */
+      MP_ASSERT(strchr(xc_last_error(), '%') == NULL, "case '%s': message shows the signature's internals: %s",
+                case_name[c], xc_last_error());
+      /* Where a rank says what differs, it is what this case changed. */
+      const char *said = strstr(xc_last_error(), "s differ");
+      const char *want = c == kDtype ? "datatypes differ" : c == kCount ? "counts differ"
+                         : c == kReduction ? "reductions differ" : c == kRoot ? "roots differ" : NULL;
+      if (said && want)
+        MP_ASSERT(strstr(xc_last_error(), want) != NULL, "case '%s': message does not say '%s': %s", case_name[c],
+                  want, xc_last_error());
     }
     if (is_pair_case(c) && may_succeed(c)) /* its pairs agree */
       MP_ASSERT(rc == XC_SUCCESS, "case '%s': got %d (%s)", case_name[c], (int)rc, xc_last_error());

@@ -1,0 +1,343 @@
+/* Fault tests of whom a failure blames, and of what a kill leaves behind.
+
+     fault_blame mismatch          (under xcrun, 2 ranks; driven by fault_blame.sh)
+     fault_blame splitkill DIR     (N ranks started with torchrun's variables, not
+                                    by xcrun: nothing sweeps /dev/shm after them)
+     fault_blame chaos DIR         (under xcrun, 3+ ranks; XC_TEST_SEED picks the
+                                    victim and the moment)
+
+   mismatch: rank 1 calls xc_allreduce with XC_MAX while rank 0 calls it
+   with XC_SUM (rank 1 late, so rank 0 waits in shared memory and rank 1
+   finds the mismatch), stops rank 0 until it has freed its communicator
+   and exited 0. That is a clean exit after a failed op: rank 0
+   must get the mismatch (XC_ERR_INVALID_USAGE), not XC_ERR_PEER_FAILED for a
+   rank that only left. Exits 0 when so, 1 else.
+
+   splitkill: the ranks split the world so that the last world rank is rank 0
+   of the new communicator (the one that creates its shared-memory segment).
+   It starts that communicator's first collective at once and is SIGKILLed
+   (by a thread of its own) once it has created the segment and sent its
+   name; the others start 1.5 s later, so they attach to a segment whose
+   creator is dead, and must fail with XC_ERR_PEER_FAILED and leave no
+   /dev/shm/xcomm-<job>-* behind (the script checks that).
+
+   chaos: every rank loops over mixed ops on three communicators (the world,
+   a dup and a split of it, all with the world's numbering): a ring exchange
+   (xc_isend to the right, xc_irecv from XC_ANY_SOURCE, xc_wait), allreduce,
+   broadcast, allgather, alltoall and barrier, small and large. The victim,
+   drawn from the seed, SIGKILLs itself from a thread at a moment drawn from
+   the seed (0-400 ms into the loop). Every survivor must see an op fail
+   within PROMPT_MS of the death with XC_ERR_PEER_FAILED and a message that
+   names the victim, then free everything; it writes DIR/rank<r>.ok or
+   DIR/rank<r>.fail. (Receives name their source, or XC_ANY_SOURCE, which
+   fails when a member crashes: a receive from a live rank that gave up the
+   loop would rightly wait for it, not for the dead one.) */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mp_test.h"
+
+enum { TIMEOUT_MS = 20000, PROMPT_MS = 5000, CHAOS_LOOP_MS = 3000, LARGE = 64 << 10 };
+
+static const char *g_dir = ".";
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+static void write_file(const char *name, const char *fmt, ...) {
+  char path[4096], tmp[4200], text[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  snprintf(path, sizeof path, "%s/%s", g_dir, name);
+  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
+  FILE *f = fopen(tmp, "w");
+  if (!f) exit(1);
+  fputs(text, f);
+  fclose(f);
+  rename(tmp, path);
+}
+
+/* Does text name "rank r" (not rank 12 for rank 1)? */
+static int names_rank(const char *text, int r) {
+  char want[32];
+  int n = snprintf(want, sizeof want, "rank %d", r);
+  for (const char *p = strstr(text, want); p; p = strstr(p + 1, want))
+    if (p[n] < '0' || p[n] > '9') return 1;
+  return 0;
+}
+
+static xc_comm_t init_world(int *rank, int *size) {
+  xc_config_t cfg = XC_CONFIG_INIT;
+  cfg.timeout_ms = TIMEOUT_MS;
+  xc_comm_t world;
+  MP_CHECK(xc_init(&cfg, &world));
+  MP_CHECK(xc_comm_rank(world, rank));
+  MP_CHECK(xc_comm_size(world, size));
+  mp_rank = *rank;
+  return world;
+}
+
+/* ---- mismatch ------------------------------------------------------------------ */
+
+/* Rank 1, after its op failed: stop rank 0 until rank 1 has exited, so that
+   rank 0 looks at the op's news only once rank 1 is gone (as a busy machine
+   may have it; 4-5 of 8 runs there). A child of rank 1 resumes rank 0. */
+static void hold_until_exit(pid_t other) {
+  pid_t parent = getpid();
+  kill(other, SIGSTOP);
+  if (fork() == 0) {
+    while (getppid() == parent) sleep_ms(1);
+    sleep_ms(100);
+    kill(other, SIGCONT);
+    _exit(0);
+  }
+}
+
+static int run_mismatch(void) {
+  int rank, size;
+  xc_comm_t world = init_world(&rank, &size);
+  MP_ASSERT(size == 2, "mismatch runs on 2 ranks");
+  int32_t mine = (int32_t)getpid(), theirs = 0;
+  MP_CHECK(xc_sendrecv(&mine, 1, 1 - rank, 1, &theirs, 1, 1 - rank, 1, XC_INT32, world, NULL));
+  int32_t in[4] = {1, 2, 3, 4}, out[4];
+  if (rank == 1) sleep_ms(100);
+  /* The world's first collective: rank 0 waits in shared memory (for rank 1
+     to join the segment, or to arrive); rank 1 finds the mismatch. */
+  xc_result_t rc = xc_allreduce(in, out, 4, XC_INT32, rank == 1 ? XC_MAX : XC_SUM, world);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", xc_last_error());
+  if (rank == 1) {
+    if (rc == XC_ERR_INVALID_USAGE) hold_until_exit((pid_t)theirs);
+    xc_comm_free(world);  /* the op failed: no closing barrier; then it has left */
+    return 0;             /* a clean exit after a failed op */
+  }
+  xc_comm_free(world);
+  printf("rank 0: xc_allreduce -> %d (%s)\n", (int)rc, msg);
+  if (rc != XC_ERR_INVALID_USAGE) {
+    fprintf(stderr, "rank 0: want XC_ERR_INVALID_USAGE (%d) for the mismatch, got %d: %s\n",
+            (int)XC_ERR_INVALID_USAGE, (int)rc, msg);
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- splitkill ----------------------------------------------------------------- */
+
+static int own_segment_exists(const char *job) {
+  char prefix[256];
+  snprintf(prefix, sizeof prefix, "xcomm-%s-coll-%ld-", job, (long)getpid());
+  DIR *d = opendir("/dev/shm");
+  if (!d) return 0;
+  int found = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) found = 1;
+  closedir(d);
+  return found;
+}
+
+static void *kill_after_create(void *arg) {
+  const char *job = arg;
+  while (!own_segment_exists(job)) sleep_ms(1);
+  sleep_ms(200);  /* the name is sent; this rank waits for the others to join */
+  raise(SIGKILL);
+  return NULL;
+}
+
+static int run_splitkill(void) {
+  int rank, size;
+  xc_comm_t world = init_world(&rank, &size);
+  const char *job = getenv("XC_JOB_ID");
+  MP_ASSERT(job && size >= 3, "splitkill needs XC_JOB_ID and 3+ ranks");
+  int victim = size - 1;
+  xc_comm_t split;
+  MP_CHECK(xc_comm_split(world, 0, size - 1 - rank, NULL, &split));  /* victim is rank 0 of split */
+  int srank;
+  MP_CHECK(xc_comm_rank(split, &srank));
+  MP_ASSERT(srank == size - 1 - rank, "split rank %d", srank);
+  int32_t v[4] = {rank, rank, rank, rank}, out[4];
+  if (rank == victim) {
+    pthread_t t;
+    pthread_create(&t, NULL, kill_after_create, (void *)job);
+    xc_allreduce(v, out, 4, XC_INT32, XC_SUM, split);
+    sleep_ms(60000);  /* not reached: killed meanwhile */
+    return 1;
+  }
+  sleep_ms(1500);
+  xc_result_t rc = xc_allreduce(v, out, 4, XC_INT32, XC_SUM, split);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", xc_last_error());
+  printf("rank %d: first allreduce of the split -> %d (%s)\n", rank, (int)rc, msg);
+  xc_comm_free(split);
+  xc_comm_free(world);
+  if (rc != XC_ERR_PEER_FAILED || !names_rank(msg, 0)) {
+    fprintf(stderr, "rank %d: want XC_ERR_PEER_FAILED naming rank 0 of the split, got %d: %s\n", rank, (int)rc, msg);
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- chaos ---------------------------------------------------------------------- */
+
+static void *kill_later(void *arg) {
+  int ms = *(int *)arg;
+  sleep_ms(ms);
+  write_file("victim.time", "%lld\n", (long long)now_ns());
+  raise(SIGKILL);
+  return NULL;
+}
+
+static int64_t read_death(void) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/victim.time", g_dir);
+  for (int i = 0; i < 2000; ++i) {
+    FILE *f = fopen(path, "r");
+    if (f) {
+      long long t = 0;
+      int got = fscanf(f, "%lld", &t);
+      fclose(f);
+      if (got == 1) return t;
+    }
+    sleep_ms(5);
+  }
+  return 0;
+}
+
+/* One round of mixed ops on comm (numbered as the world). Returns the first
+   error, with its message in msg. */
+static xc_result_t chaos_round(xc_comm_t comm, int rank, int size, int iter, uint8_t *a, uint8_t *b, char *msg,
+                               size_t msg_bytes, const char **op) {
+  xc_result_t rc = XC_SUCCESS;
+#define STEP(name, call)                                       \
+  do {                                                         \
+    *op = name;                                                \
+    rc = (call);                                               \
+    if (rc != XC_SUCCESS) {                                    \
+      snprintf(msg, msg_bytes, "%s", xc_last_error());         \
+      return rc;                                               \
+    }                                                          \
+  } while (0)
+  size_t bytes = (iter % 3 == 2) ? LARGE : 64;
+  size_t each = bytes / (size_t)size;
+  int right = (rank + 1) % size;
+  xc_request_t rr, sr;
+  STEP("xc_irecv", xc_irecv(b, bytes, XC_UINT8, XC_ANY_SOURCE, iter, comm, &rr));
+  *op = "xc_isend";
+  rc = xc_isend(a, bytes, XC_UINT8, right, iter, comm, &sr);
+  if (rc != XC_SUCCESS) {
+    snprintf(msg, msg_bytes, "%s", xc_last_error());
+    xc_wait(&rr, NULL);  /* not left pending (see below) */
+    return rc;
+  }
+  /* Both waited for even when the first fails: a request left pending keeps
+     the fabric alive past the last xc_comm_free, so the rank never says it
+     left, and its normal exit looks like a crash to the others. */
+  xc_result_t rs = xc_wait(&sr, NULL);
+  if (rs != XC_SUCCESS) snprintf(msg, msg_bytes, "%s", xc_last_error());
+  xc_result_t rr_rc = xc_wait(&rr, NULL);
+  if (rs != XC_SUCCESS) {
+    *op = "xc_wait(send)";
+    return rs;
+  }
+  STEP("xc_wait(recv)", rr_rc);
+  STEP("xc_allreduce", xc_allreduce(a, b, bytes / 4, XC_INT32, XC_SUM, comm));
+  STEP("xc_broadcast", xc_broadcast(a, bytes, XC_UINT8, iter % size, comm));
+  STEP("xc_allgather", xc_allgather(a, b, each, XC_UINT8, comm));
+  STEP("xc_alltoall", xc_alltoall(a, b, each, XC_UINT8, comm));
+  STEP("xc_barrier", xc_barrier(comm));
+#undef STEP
+  return XC_SUCCESS;
+}
+
+static int run_chaos(void) {
+  int rank, size;
+  xc_comm_t world = init_world(&rank, &size);
+  MP_ASSERT(size >= 3, "chaos needs 3+ ranks");
+  uint64_t seed = mp_seed(), st = seed;
+  int victim = (int)(mp_next(&st) % (uint64_t)size);
+  int kill_ms = (int)(mp_next(&st) % 400);
+  signal(SIGTERM, SIG_IGN);  /* finish the checks within xcrun's grace */
+  xc_comm_t comms[3] = {world, NULL, NULL};
+  MP_CHECK(xc_comm_dup(world, &comms[1]));
+  MP_CHECK(xc_comm_split(world, 0, rank, NULL, &comms[2]));
+  MP_CHECK(xc_barrier(world));
+  if (rank == 0) {
+    const char *job = getenv("XC_JOB_ID");
+    write_file("job_id", "%s\n", job ? job : "");
+    write_file("victim", "%d\n", victim);
+    printf("seed 0x%llx: %d ranks, rank %d dies %d ms into the loop\n", (unsigned long long)seed, size, victim,
+           kill_ms);
+    fflush(stdout);
+  }
+  uint8_t *a = calloc(LARGE, 1), *b = calloc(LARGE, 1);
+  MP_ASSERT(a && b, "out of memory");
+  if (rank == victim) {
+    pthread_t t;
+    pthread_create(&t, NULL, kill_later, &kill_ms);
+  }
+  char msg[2048] = "";
+  const char *op = "";
+  xc_result_t rc = XC_SUCCESS;
+  int64_t start = now_ns(), fail_ns = 0;
+  int iter = 0, on = 0;
+  for (; rc == XC_SUCCESS; ++iter) {
+    if (rank != victim && now_ns() - start > (int64_t)(CHAOS_LOOP_MS + 2 * PROMPT_MS) * 1000000LL) break;
+    on = iter % 3;
+    rc = chaos_round(comms[on], rank, size, iter, a, b, msg, sizeof msg, &op);
+  }
+  fail_ns = now_ns();
+  if (rank == victim) sleep_ms(60000);  /* not reached: it dies meanwhile */
+  char name[64];
+  snprintf(name, sizeof name, "rank%d", rank);
+  char why[512] = "";
+  int64_t death = read_death();
+  double detect_ms = death ? (double)(fail_ns - death) / 1e6 : -1;
+  if (rc == XC_SUCCESS)
+    snprintf(why, sizeof why, "no op failed although rank %d died", victim);
+  else if (rc != XC_ERR_PEER_FAILED)
+    snprintf(why, sizeof why, "%s failed with %d, want XC_ERR_PEER_FAILED (%d)", op, (int)rc, (int)XC_ERR_PEER_FAILED);
+  else if (!names_rank(msg, victim))
+    snprintf(why, sizeof why, "%s's message does not name rank %d, the dead one", op, victim);
+  else if (!death)
+    snprintf(why, sizeof why, "the victim recorded no time of death");
+  else if (detect_ms > PROMPT_MS)
+    snprintf(why, sizeof why, "the failure came %.0f ms after the death, want under %d", detect_ms, PROMPT_MS);
+  for (int i = 2; i >= 0; --i) xc_comm_free(comms[i]);
+  free(a);
+  free(b);
+  char file[80];
+  snprintf(file, sizeof file, "%s.%s", name, why[0] ? "fail" : "ok");
+  write_file(file, "%s%siter=%d comm=%d op=%s code=%d detect_ms=%.1f\nmessage=%s\n", why, why[0] ? "\n" : "",
+             iter, on, op, (int)rc, detect_ms, msg);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "mismatch") == 0) return run_mismatch();
+  if (argc >= 3 && strcmp(argv[1], "splitkill") == 0) {
+    g_dir = argv[2];
+    return run_splitkill();
+  }
+  if (argc >= 3 && strcmp(argv[1], "chaos") == 0) {
+    g_dir = argv[2];
+    return run_chaos();
+  }
+  fprintf(stderr, "usage: fault_blame mismatch | splitkill DIR | chaos DIR\n");
+  return 2;
+}
