@@ -22,17 +22,18 @@ size by size, so drifts of the machine hit all of them alike:
   torch's _new_process_group_helper (the backend's constructor), and the
   first 8 B all_reduce on the new group (a backend that connects lazily pays
   there). The slowest rank's; the median of --groups groups.
-- overhead (xcomm only): 8 B in-place allreduce of one tensor by three ways,
-  in --rounds interleaved rounds: dist.all_reduce on the xcomm group, the
-  xcomm Python binding's comm.allreduce(a, out=a) on a = t.numpy() (the
-  tensor's memory), and xc_allreduce called
-  through cffi with the tensor's pointer and XC_IN_PLACE (the C call with the
-  least Python around it). Each way's figure is the median of the rounds
-  (each round: the slowest rank's mean per call); overhead = dist.all_reduce
-  - cffi, also from the rounds' minima (the least disturbed round of each
-  way, the better estimate on a shared machine); the goal is <= 5 µs. The communicator is the process group's own when xcomm.torch
-  exposes it, else a second one over the same ranks (xcomm.init_rank with a
-  unique id sent over the control group): the line says which.
+- overhead (xcomm only): 8 B in-place allreduce of one tensor t by three
+  ways, in --rounds interleaved rounds: dist.all_reduce on the xcomm group,
+  the xcomm Python binding's comm.allreduce(a, out=a) on a = t.numpy() (the
+  tensor's memory), and xc_allreduce called through cffi with the tensor's
+  pointer and XC_IN_PLACE (the C call with the least Python around it).
+  Each way's figure is the median of the rounds (each round: the slowest
+  rank's mean per call); overhead = dist.all_reduce - cffi, also from the
+  rounds' minima (the least disturbed round of each way, the better
+  estimate on a shared machine); the goal is <= 5 µs. The communicator is
+  the process group's own (pg.comm) when xcomm.torch exposes it, else a
+  second one over the same ranks (xcomm.init_rank with a unique id sent
+  over the control group): the line says which.
 
 The default process group is the first backend's; the others are
 new_group(backend=...) over all ranks; timing maxima and the unique id go
@@ -255,14 +256,12 @@ class Worker:
         pg = self.groups["xcomm"]
         if pg is None or pg == self.dist.group.WORLD:
             pg = self.c10d._get_default_group()
-        xt = sys.modules.get("xcomm.torch")
-        for get in (lambda: xt.comm_of(pg), lambda: pg.comm, lambda: pg._comm, lambda: pg.xcomm_comm):
-            try:
-                c = get()
-            except Exception:
-                continue
-            if c is not None and hasattr(c, "handle"):
-                return c, "the process group's own communicator", False
+        try:
+            c = pg.comm  # xcomm.torch's ProcessGroupXcomm.comm: its xcomm.Comm
+        except Exception:  # noqa: BLE001 - another version of the backend
+            c = None
+        if c is not None and hasattr(c, "handle"):
+            return c, "the process group's own communicator", False
         uid = [bytes(xcomm.get_unique_id()) if self.rank == 0 else None]
         self.dist.broadcast_object_list(uid, src=0, group=self.ctl)
         c = xcomm.init_rank(self.n, xcomm.UniqueId(uid[0]), self.rank)
@@ -439,8 +438,8 @@ def summary(runs, names, goals_met):
             over = statistics.median(x["overhead_us"] for x in v)
             over_min = statistics.median(x["overhead_min_us"] for x in v)
             met = over <= OVERHEAD_GOAL_US
-            goals_met.append(("Python overhead per op, %d ranks: %.2f µs (goal <= %g µs)" % (n, over, OVERHEAD_GOAL_US),
-                              met))
+            goals_met.append(("Python overhead per op, %d ranks: %.2f µs (goal <= %g µs)"
+                              % (n, over, OVERHEAD_GOAL_US), met))
             lines.append("| xcomm | %d | %.2f | %.2f | %.2f | %.2f | %.2f | <= %g µs: %s |" % (
                 n, d, bi, c, over, over_min, OVERHEAD_GOAL_US, "met" if met else "NOT met"))
         lines.append("")
