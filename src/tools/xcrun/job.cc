@@ -46,36 +46,9 @@ std::string random_hex(size_t bytes) {
   return hex;
 }
 
-// A listening TCP socket on 127.0.0.1 at a port the kernel picks. It is
-// created close-on-exec so that only rank 0, which clears the flag after
-// fork, inherits it; and kept above 2 so it cannot collide with stdio.
-void open_store_socket(Job *job) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) die(std::string("socket: ") + strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 || listen(fd, kListenBacklog) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
-    die(std::string("cannot open the rendezvous socket on 127.0.0.1: ") + strerror(errno));
-  if (fd < 3) {
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    if (high < 0) die(std::string("fcntl: ") + strerror(errno));
-    close(fd);
-    fd = high;
-  }
-  job->store_fd = fd;
-  job->port = ntohs(addr.sin_port);
-}
-
-// A port on 127.0.0.1 that is free now, for a server a rank will start
-// (torchrun does the same for MASTER_PORT): the kernel picks one, and the
-// socket is closed again. Picked while the store socket is bound, so it is
-// never the store's port. Another process could take it in between, as with
-// torchrun; the kernel hands out ports in turn, so that is rare.
-uint16_t free_port() {
+// A TCP socket bound to 127.0.0.1 at a port the kernel picks (listening
+// when asked); dies saying what it was for.
+int bind_loopback(bool listening, const char *what, uint16_t *port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) die(std::string("socket: ") + strerror(errno));
   sockaddr_in addr{};
@@ -84,10 +57,38 @@ uint16_t free_port() {
   addr.sin_port = 0;
   socklen_t len = sizeof addr;
   if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0 ||
+      (listening && listen(fd, kListenBacklog) != 0) ||
       getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
-    die(std::string("cannot find a free port on 127.0.0.1 for MASTER_PORT: ") + strerror(errno));
-  close(fd);
-  return ntohs(addr.sin_port);
+    die(std::string(what) + ": " + strerror(errno));
+  *port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// A listening TCP socket on 127.0.0.1 at a port the kernel picks. It is
+// created close-on-exec so that only rank 0, which clears the flag after
+// fork, inherits it; and kept above 2 so it cannot collide with stdio.
+void open_store_socket(Job *job) {
+  uint16_t port = 0;
+  int fd = bind_loopback(true, "cannot open the rendezvous socket on 127.0.0.1", &port);
+  if (fd < 3) {
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (high < 0) die(std::string("fcntl: ") + strerror(errno));
+    close(fd);
+    fd = high;
+  }
+  job->store_fd = fd;
+  job->port = port;
+}
+
+// A port on 127.0.0.1 that is free now, for a server a rank will start
+// (torchrun does the same for MASTER_PORT): the kernel picks one, and the
+// socket is closed again. Picked while the store socket is bound, so it is
+// never the store's port. Another process could take it in between, as with
+// torchrun; the kernel hands out ports in turn, so that is rare.
+uint16_t free_port() {
+  uint16_t port = 0;
+  close(bind_loopback(false, "cannot find a free port on 127.0.0.1 for MASTER_PORT", &port));
+  return port;
 }
 
 }  // namespace
