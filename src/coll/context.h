@@ -48,6 +48,9 @@ class CollContext {
   int size() const { return static_cast<int>(members()->size()); }
   // The op's sequence number on its communicator (also its tag).
   int seq() const { return tag_; }
+  // The context id its messages carry (algo/hier runs phases of one op on
+  // sub-contexts over subsets of the members with the same id and tag).
+  uint64_t context_id() const { return ctx_; }
 
   // Blocking exchanges with communicator ranks. Errors name the peer.
   Status send(int peer, const void *buf, size_t bytes);
