@@ -149,13 +149,16 @@ Status UcxTransport::connect(bootstrap::StoreClient *store, Deadline deadline) {
       return Error(XC_ERR_INTERNAL, "rank %d published a malformed UCX address", r);
     Peer &p = peers_[static_cast<size_t>(r)];
     ucp_ep_params_t ep{};
+    // No UCP_EP_PARAM_FIELD_USER_DATA: UCX passes user_data, when set, to
+    // the error handler instead of err_handler.arg (ucp_def.h), and
+    // on_ep_error read the peer's rank as the transport (a crash when a
+    // peer exited while this rank still progressed).
     ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_USER_DATA;
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
     ep.address = reinterpret_cast<const ucp_address_t *>(addr.data());
     ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
     ep.err_handler.cb = on_ep_error;
     ep.err_handler.arg = this;
-    ep.user_data = reinterpret_cast<void *>(static_cast<intptr_t>(r));
     ucs_status_t st = api_.ucp_ep_create(worker_, &ep, &p.ep);
     if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_PEER_FAILED, "UCX cannot reach rank " + std::to_string(r));
   }
