@@ -57,7 +57,7 @@ Status alltoall_multileader(HierColl &h, CollContext &c, const char *in, char *o
 
 Status alltoall_leader(HierColl &h, CollContext &c, const char *in, char *out, size_t b) {
   const HostLayout &lay = h.layout();
-  int n = c.size(), H = lay.hosts(), me = h.host(), L = h.local_size();
+  int n = c.size(), H = lay.hosts(), L = h.local_size();
   size_t row = static_cast<size_t>(n) * b, mine = static_cast<size_t>(L) * row;
   bool leader = h.local_rank() == 0;
   char *a = leader ? scratch(Scratch::kHierA, mine) : nullptr;
@@ -95,7 +95,6 @@ Status alltoall_leader(HierColl &h, CollContext &c, const char *in, char *out, s
           from += b;
         }
   }
-  (void)me;
   CollDesc s = phase_desc(CollKind::kScatter, XC_UINT8, row);
   s.sendbuf = z;
   s.recvbuf = out;
