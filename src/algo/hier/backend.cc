@@ -29,6 +29,7 @@ coll::CollContext HierColl::sub(const coll::CollContext &c, const std::shared_pt
                                 int index, const coll::BackendSet *backends) const {
   coll::CollContext s(c.engine(), members, index, c.context_id(), c.seq(), 0);
   s.set_deadline(c.deadline());
+  s.set_op_members(c.op_members());  // a crash of any member fails every phase; errors name communicator ranks
   s.set_signature(c.signature(), c.desc());
   s.set_backends(backends);
   s.set_host_class(c.host_class());

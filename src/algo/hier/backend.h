@@ -4,9 +4,11 @@
 // hierarchical algorithms run their phases (this host's members through
 // the shared-memory backend; one member per host over point-to-point).
 //
-// A sub-context carries the op's context id, tag, deadline and signature:
-// an abort, a free or a mismatch of the op reaches its phases as it reaches
-// a flat algorithm, and no other op's message can match. Phases never mix
+// A sub-context carries the op's context id, tag, deadline, signature and
+// (for the engine's failure and mismatch handling) the communicator's
+// members: an abort, a free, a member's crash or a mismatch of the op
+// reaches its phases as it reaches a flat algorithm, and no other op's
+// message can match. Phases never mix
 // within a pair of ranks: local phases exchange only between members of one
 // host, cross-host phases only between members of different hosts, and the
 // phases on one pair follow each other in the same order on both sides, as
