@@ -79,7 +79,8 @@ bool choose_hier(CollKind kind, size_t bytes, int n, const Locality &loc, Algo *
       return bytes >= kHierMultiAllreduceMinBytes ? pick(true, "several hosts, >= 64 KiB")
                                                   : pick(false, "several hosts, < 64 KiB");
     case CollKind::kReduceScatter:
-    case CollKind::kReduceScatterv: return eq ? pick(true, "several hosts, equal ranks per host") : pick(false, unequal);
+    case CollKind::kReduceScatterv:
+      return eq ? pick(true, "several hosts, equal ranks per host") : pick(false, unequal);
     case CollKind::kAllgather:
       if (!eq) return pick(false, unequal);
       return bytes * static_cast<size_t>(n) >= kHierMultiAllgatherMinBytes
@@ -114,7 +115,8 @@ bool algo_usable(CollKind kind, Algo algo, const Locality &loc) {
   const AlgoEntry &e = algo_entry(algo);
   if (!(e.memory & mem_bit(loc.memory))) return false;
   if (e.backend == coll::BackendId::kCount) return true;
-  if (e.backend == coll::BackendId::kHier) return loc.hierarchical && (algo != Algo::kHierMultiLeader || loc.equal_hosts);
+  if (e.backend == coll::BackendId::kHier)
+    return loc.hierarchical && (algo != Algo::kHierMultiLeader || loc.equal_hosts);
   // The shared-memory backend is there when all are local.
   if (!loc.all_local) return false;
   return !(e.single_copy_ops & op_bit(kind)) || loc.single_copy;

@@ -695,7 +695,8 @@ struct CaseRun {
   // hosts: the host of each rank, for the hierarchical algorithms (each rank
   // then gets the hierarchical backend, and its host's members shared memory).
   explicit CaseRun(int n_, const std::vector<int> &hosts = {})
-      : n(n_), world(hub(n_), Run::engine_opts()), cases(hosts.empty() ? make_cases(n_) : make_cases(n_, hier_algos(hosts), true)),
+      : n(n_), world(hub(n_), Run::engine_opts()),
+        cases(hosts.empty() ? make_cases(n_) : make_cases(n_, hier_algos(hosts), true)),
         backends(static_cast<size_t>(n_)) {
     std::vector<int> m(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) m[static_cast<size_t>(r)] = r;

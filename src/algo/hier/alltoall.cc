@@ -73,7 +73,8 @@ Status alltoall_leader(HierColl &h, CollContext &c, const char *in, char *out, s
     size_t at = 0;
     for (int t = 0; t < H; ++t) {
       for (int j : lay.members[static_cast<size_t>(t)])
-        for (int k = 0; k < L; ++k, at += b) copy_block(z + at, a + static_cast<size_t>(k) * row + static_cast<size_t>(j) * b, b);
+        for (int k = 0; k < L; ++k, at += b)
+          copy_block(z + at, a + static_cast<size_t>(k) * row + static_cast<size_t>(j) * b, b);
       sc[static_cast<size_t>(t)] = static_cast<size_t>(lay.local_size(t)) * static_cast<size_t>(L) * b;
       rc[static_cast<size_t>(t)] = sc[static_cast<size_t>(t)];
     }

@@ -53,7 +53,8 @@ coll::CollContext HierColl::reps(const coll::CollContext &c, int root) {
   int root_host = layout_.host_of[static_cast<size_t>(root)];
   if (!list) {
     auto reps = std::make_shared<std::vector<int>>();
-    for (int h = 0; h < layout_.hosts(); ++h) reps->push_back(c.fabric_rank(h == root_host ? root : layout_.rank_at(h, 0)));
+    for (int h = 0; h < layout_.hosts(); ++h)
+      reps->push_back(c.fabric_rank(h == root_host ? root : layout_.rank_at(h, 0)));
     list = std::move(reps);
   }
   return sub(c, &list, host(), &none_);

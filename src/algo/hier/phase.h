@@ -28,7 +28,9 @@ inline size_t piece_begin(size_t count, int i, int n) {
   return count / static_cast<size_t>(n) * static_cast<size_t>(i) +
          count % static_cast<size_t>(n) * static_cast<size_t>(i) / static_cast<size_t>(n);
 }
-inline size_t piece_count(size_t count, int i, int n) { return piece_begin(count, i + 1, n) - piece_begin(count, i, n); }
+inline size_t piece_count(size_t count, int i, int n) {
+  return piece_begin(count, i + 1, n) - piece_begin(count, i, n);
+}
 // Every piece's count, and displacements.
 std::vector<size_t> piece_counts(size_t count, int n);
 std::vector<size_t> displacements(const std::vector<size_t> &counts);

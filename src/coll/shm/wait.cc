@@ -31,8 +31,8 @@ Status shm_slow_wait_check(CollContext &c, const ShmState & /*st*/, const char *
   if (dead >= 0) {
     for (size_t r = 0; r < members.size(); ++r)
       if (members[r] == dead)
-        return Error(XC_ERR_PEER_FAILED, "rank %zu failed during a shared-memory collective (op #%d, waiting for %s)", r,
-                     c.seq(), what);
+        return Error(XC_ERR_PEER_FAILED, "rank %zu failed during a shared-memory collective (op #%d, waiting for %s)",
+                     r, c.seq(), what);
   }
   return Status::Ok();
 }
