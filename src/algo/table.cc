@@ -60,7 +60,7 @@ constexpr AlgoEntry kAlgos[] = {
     {Algo::kShmStaged, "shm_staged", ops({K::kAllgather, K::kAllgatherv, K::kAlltoall, K::kBroadcast}), kHost, kShm, 0,
      [](coll::CollContext &c, const CollDesc &d) { return coll::shm_staged(c, d); },
      "one host: blocks staged through shared memory, pipelined, outputs streamed (large)"},
-    {Algo::kHierLeader, "hier_leader", kHierOps, kHost, kHier, 0, hier::run_leader,
+    {Algo::kHierLeader, "hier_leader", kHierOps | op_bit(K::kAlltoallv), kHost, kHier, 0, hier::run_leader,
      "several hosts: within each host through shared memory, between hosts one rank per host"},
     {Algo::kHierMultiLeader, "hier_multileader", kHierOps, kHost, kHier, 0, hier::run_multileader,
      "several hosts, as many ranks on each: local rank i of every host carries slice i between hosts"},

@@ -16,7 +16,8 @@
 namespace xc::algo::hier {
 
 // The table's run functions (algo/table.cc): allreduce, reduce,
-// reduce_scatter(v), allgather, broadcast, alltoall; c has a HierColl.
+// reduce_scatter(v), allgather, broadcast, alltoall, and (leader) alltoallv;
+// c has a HierColl.
 Status run_leader(coll::CollContext &c, const CollDesc &d);
 Status run_multileader(coll::CollContext &c, const CollDesc &d);
 
@@ -29,5 +30,6 @@ Status reduce_scatter(coll::CollContext &c, const CollDesc &d, const void *in, v
 Status allgather(coll::CollContext &c, const CollDesc &d, bool multi);
 Status broadcast(coll::CollContext &c, const CollDesc &d, bool multi);
 Status alltoall(coll::CollContext &c, const CollDesc &d, bool multi);
+Status alltoallv(coll::CollContext &c, const CollDesc &d);  // leader only
 
 }  // namespace xc::algo::hier

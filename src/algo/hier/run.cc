@@ -30,9 +30,12 @@ Status run(coll::CollContext &c, const CollDesc &d) {
     case CollKind::kAllgather: return allgather(c, d, kMulti);
     case CollKind::kBroadcast: return broadcast(c, d, kMulti);
     case CollKind::kAlltoall: return alltoall(c, d, kMulti);
-    default:
-      return Error(XC_ERR_INTERNAL, "%s has no hierarchical algorithm", coll_kind_name(d.kind));
+    case CollKind::kAlltoallv:
+      if (!kMulti) return alltoallv(c, d);
+      break;
+    default: break;
   }
+  return Error(XC_ERR_INTERNAL, "%s has no such hierarchical algorithm", coll_kind_name(d.kind));
 }
 
 }  // namespace
