@@ -533,7 +533,7 @@ void allreduce_fails_fast_when_a_rank_dies(void **) {
 
 // ---- every collective through the dispatcher, every algorithm ---------------------
 // run_algorithm() with each algorithm each op has, in place and not, at counts
-// 0, 1, n+3 and 1500 (v-ops: uneven blocks, some empty, laid out in reverse
+// 0, 1, n+3 and 1500, and 40001 for the hierarchical ones (v-ops: uneven blocks, some empty, laid out in reverse
 // rank order with gaps), roots 0 and n-1, integer and floating dtypes (float16
 // and bfloat16 through the float32 widening, AVG divided once). Every rank
 // checks its whole receive buffer against a reference built here: exact for
