@@ -3,16 +3,20 @@
    memory exactly those with the same host id. With "parity" the ranks were
    given XC_HOST_ID by rank parity, i.e. two "hosts": a message to the other
    host must fail cleanly as unsupported (no inter-host transport yet),
-   while the split by host and the world's free go through the bootstrap store. */
+   while the split by host and the world's free go through the bootstrap store.
+   With "nodes=P" the ranks were given XC_HOST_ID by blocks of P (node k holds
+   ranks kP .. kP+P-1), as launchers started on several nodes lay them out;
+   only what stays on one host or goes through the store is checked. */
 #include "mp_test.h"
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s NRANKS all|parity\n", argv[0]);
+    fprintf(stderr, "usage: %s NRANKS all|parity|nodes=P\n", argv[0]);
     return 2;
   }
   int expect_size = atoi(argv[1]);
   int parity = strcmp(argv[2], "parity") == 0;
+  int per_node = strncmp(argv[2], "nodes=", 6) == 0 ? atoi(argv[2] + 6) : 0;
   xc_comm_t world;
   int rank, size, local_rank, local_size;
   MP_CHECK(xc_init(NULL, &world));
@@ -23,10 +27,11 @@ int main(int argc, char **argv) {
   MP_CHECK(xc_comm_local_size(world, &local_size));
   MP_ASSERT(size == expect_size, "world size %d, launcher started %d", size, expect_size);
 
-  int host = parity ? rank % 2 : 0;
+#define HOST_OF(r) (parity ? (r) % 2 : per_node > 0 ? (r) / per_node : 0)
+  int host = HOST_OF(rank);
   int want_local_size = 0, want_local_rank = 0;
   for (int r = 0; r < size; ++r) {
-    if ((parity ? r % 2 : 0) != host) continue;
+    if (HOST_OF(r) != host) continue;
     if (r < rank) ++want_local_rank;
     ++want_local_size;
   }
@@ -40,7 +45,7 @@ int main(int argc, char **argv) {
   MP_CHECK(xc_allreduce(XC_IN_PLACE, &sum, 1, XC_INT64, XC_SUM, same_host));
   int64_t want = 0;
   for (int r = 0; r < size; ++r)
-    if ((parity ? r % 2 : 0) == host) want += r;
+    if (HOST_OF(r) == host) want += r;
   MP_ASSERT(sum == want, "sum of ranks on my host %lld, expected %lld", (long long)sum, (long long)want);
 
   if (parity && size > 1) {
@@ -78,7 +83,7 @@ int main(int argc, char **argv) {
   }
   /* the even ranks (one host with "parity"): their exchange and their
      collectives go through the transport even though the parent spans hosts */
-  if (rank % 2 == 0) {
+  if (rank % 2 == 0 && per_node == 0) {
     int evens[32], k = 0;
     for (int r = 0; r < size && k < 32; r += 2) evens[k++] = r;
     xc_comm_t ev;
