@@ -163,6 +163,7 @@ Status Fabric::set_up_transports(const FabricSetup &setup) {
   ts.token = setup.token;
   ts.store = store_.get();
   ts.deadline = Deadline::AfterMs(setup.timeout_ms);
+  ts.timeout_ms = setup.timeout_ms;
   ts.thread_safe = setup.thread_safe;
   XC_TRY(connect_transports(ts, transport_table(), &transports_));
   return engine_->set_routes(transports_.route);

@@ -2,6 +2,10 @@
 
 #include "base/log.h"
 #include "transport/shm/entry.h"
+#include "xcomm_build_config.h"
+#if XC_HAVE_UCX
+#include "transport/ucx/entry.h"
+#endif
 
 namespace xc {
 
@@ -9,6 +13,9 @@ const std::vector<const TransportEntry *> &transport_table() {
   // In order of preference: the first that can reach a peer carries its frames.
   static const std::vector<const TransportEntry *> table = {
       &shm::kEntry,
+#if XC_HAVE_UCX
+      &ucx::kEntry,
+#endif
   };
   return table;
 }

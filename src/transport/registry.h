@@ -34,6 +34,7 @@ struct TransportSetup {
   std::string token;             // the job's secret (random under xcrun)
   bootstrap::StoreClient *store = nullptr;  // to publish and fetch addresses
   Deadline deadline;             // for everything set-up waits on
+  uint64_t timeout_ms = 300000;  // the job's XC_TIMEOUT: bounds a transport's own waits later
   bool thread_safe = true;       // several threads may drive the engine (XC_THREAD_MULTIPLE)
 };
 

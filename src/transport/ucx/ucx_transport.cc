@@ -1,0 +1,507 @@
+#include "transport/ucx/ucx_transport.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/log.h"
+
+namespace xc::ucx {
+
+namespace {
+
+constexpr unsigned kAmFrame = 1;    // a FrameHeader (in WireHeader) and its payload
+constexpr unsigned kAmGoodbye = 2;  // the sender is leaving on purpose
+
+// How long a departing process lets its goodbyes and closes drain.
+constexpr int64_t kGoodbyeMs = 1000;
+
+std::string to_hex(const void *p, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s(2 * n, '0');
+  const auto *b = static_cast<const unsigned char *>(p);
+  for (size_t i = 0; i < n; ++i) {
+    s[2 * i] = digits[b[i] >> 4];
+    s[2 * i + 1] = digits[b[i] & 15];
+  }
+  return s;
+}
+
+bool from_hex(const std::string &s, std::vector<char> *out) {
+  if (s.size() % 2) return false;
+  out->resize(s.size() / 2);
+  for (size_t i = 0; i < out->size(); ++i) {
+    auto nib = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+    int hi = nib(s[2 * i]), lo = nib(s[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    (*out)[i] = static_cast<char>(hi << 4 | lo);
+  }
+  return true;
+}
+
+// What describe() puts in a RemoteMem: the buffer's address and our mapping
+// of it (meaningful only to us, for release), then the packed remote key.
+struct MemPrefix {
+  uint64_t address;
+  uint64_t memh;
+};
+
+// A request's end, written by its callback inside ucp_worker_progress.
+struct Completion {
+  bool done = false;
+  ucs_status_t status = UCS_OK;
+};
+
+void on_complete(void * /*request*/, ucs_status_t status, void *user_data) {
+  auto *c = static_cast<Completion *>(user_data);
+  c->status = status;
+  c->done = true;
+}
+
+}  // namespace
+
+struct UcxTransport::WireHeader {
+  FrameHeader h;
+  uint64_t seq;
+  int32_t sender;
+  uint32_t reserved;
+};
+
+// A send in flight: UCX reads the header and payload until it completes.
+struct UcxTransport::SendBuf {
+  UcxTransport *owner;
+  int peer;
+  WireHeader wire;
+  std::vector<char> payload;
+};
+
+// A rendezvous AM being received into its frame's payload.
+struct RecvCtx {
+  UcxTransport *owner;
+  int peer;
+  uint64_t seq;
+};
+
+Status UcxTransport::create(const UcxOptions &opts, bootstrap::StoreClient *store, std::unique_ptr<UcxTransport> *out) {
+  const UcxApi *api = nullptr;
+  XC_TRY(ucx_api(&api));
+  std::unique_ptr<UcxTransport> t(new UcxTransport(opts, *api));
+  XC_TRY(t->start());
+  ucp_address_t *addr = nullptr;
+  size_t addr_len = 0;
+  ucs_status_t st = api->ucp_worker_get_address(t->worker_, &addr, &addr_len);
+  if (st != UCS_OK) return ucx_error(*api, st, XC_ERR_INTERNAL, "UCX: cannot get this worker's address");
+  std::string hex = to_hex(addr, addr_len);
+  api->ucp_worker_release_address(t->worker_, addr);
+  XC_TRY_CTX(store->set("ucx/" + std::to_string(opts.my_rank), hex), "publishing this rank's UCX address");
+  *out = std::move(t);
+  return Status::Ok();
+}
+
+Status UcxTransport::start() {
+  peers_.resize(static_cast<size_t>(opts_.fabric_size));
+  // UCX reads its own UCX_* variables here (UCX_TLS, UCX_NET_DEVICES, ...):
+  // they pass through untouched.
+  ucp_config_t *config = nullptr;
+  ucs_status_t st = api_.ucp_config_read(nullptr, nullptr, &config);
+  if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_INVALID_ARGUMENT, "UCX rejected its configuration (UCX_* variables)");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+  params.mt_workers_shared = 0;
+  st = api_.ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &context_);
+  api_.ucp_config_release(config);
+  if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_UNSUPPORTED, "UCX could not start (ucp_init)");
+
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  // The engine calls in under its lock (or from one thread): serialized.
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+  st = api_.ucp_worker_create(context_, &wp, &worker_);
+  if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_UNSUPPORTED, "UCX could not make a worker");
+  st = api_.ucp_worker_get_efd(worker_, &efd_);
+  if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_UNSUPPORTED, "UCX worker has no event fd");
+
+  struct {
+    unsigned id;
+    ucp_am_recv_callback_t cb;
+  } handlers[] = {{kAmFrame, on_frame_am}, {kAmGoodbye, on_goodbye_am}};
+  for (const auto &h : handlers) {
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    hp.id = h.id;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    hp.cb = h.cb;
+    hp.arg = this;
+    st = api_.ucp_worker_set_am_recv_handler(worker_, &hp);
+    if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_INTERNAL, "UCX: cannot set an active-message handler");
+  }
+  return Status::Ok();
+}
+
+Status UcxTransport::connect(bootstrap::StoreClient *store, Deadline deadline) {
+  for (int r : opts_.peers) {
+    std::string hex;
+    XC_TRY_CTX(store->get("ucx/" + std::to_string(r), deadline, &hex), "waiting for rank " + std::to_string(r) + "'s UCX address");
+    std::vector<char> addr;
+    if (!from_hex(hex, &addr) || addr.empty())
+      return Error(XC_ERR_INTERNAL, "rank %d published a malformed UCX address", r);
+    Peer &p = peers_[static_cast<size_t>(r)];
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_USER_DATA;
+    ep.address = reinterpret_cast<const ucp_address_t *>(addr.data());
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = on_ep_error;
+    ep.err_handler.arg = this;
+    ep.user_data = reinterpret_cast<void *>(static_cast<intptr_t>(r));
+    ucs_status_t st = api_.ucp_ep_create(worker_, &ep, &p.ep);
+    if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_PEER_FAILED, "UCX cannot reach rank " + std::to_string(r));
+  }
+  return Status::Ok();
+}
+
+UcxTransport::~UcxTransport() {
+  if (!worker_) {
+    if (context_) api_.ucp_cleanup(context_);
+    return;
+  }
+  Deadline until = Deadline::AfterMs(kGoodbyeMs);
+  for (size_t r = 0; r < peers_.size(); ++r) {
+    Peer &p = peers_[r];
+    if (!p.ep) continue;
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    // A live peer's endpoint is flushed first (what we sent arrives); a dead
+    // one's is dropped at once.
+    prm.flags = p.dead ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    void *req = api_.ucp_ep_close_nbx(p.ep, &prm);
+    if (UCS_PTR_IS_PTR(req)) {
+      while (api_.ucp_request_check_status(req) == UCS_INPROGRESS && !until.expired()) api_.ucp_worker_progress(worker_);
+      if (api_.ucp_request_check_status(req) == UCS_INPROGRESS) {
+        // A peer that does not answer the flush: drop the endpoint.
+        prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+        api_.ucp_request_free(req);
+        void *force = api_.ucp_ep_close_nbx(p.ep, &prm);
+        if (UCS_PTR_IS_PTR(force)) api_.ucp_request_free(force);
+      } else {
+        api_.ucp_request_free(req);
+      }
+    }
+    p.ep = nullptr;
+  }
+  api_.ucp_worker_destroy(worker_);
+  api_.ucp_cleanup(context_);
+  for (SendBuf *b : spare_) delete b;
+}
+
+bool UcxTransport::try_send(int peer, const FrameHeader &h, const void *payload, size_t len) {
+  Peer *p = peer_of(peer);
+  if (!p || p->dead) return true;  // dropped: the engine fails what waits on a dead peer
+  if (p->inflight > 0 && p->inflight + len > opts_.inflight_bytes) return false;
+  SendBuf *b;
+  if (spare_.empty()) {
+    b = new SendBuf();
+  } else {
+    b = spare_.back();
+    spare_.pop_back();
+  }
+  b->owner = this;
+  b->peer = peer;
+  b->wire = WireHeader{h, p->next_send_seq, opts_.my_rank, 0};
+  b->payload.assign(static_cast<const char *>(payload), static_cast<const char *>(payload) + len);
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  prm.cb.send = on_sent;
+  prm.user_data = b;
+  ucs_status_ptr_t req = api_.ucp_am_send_nbx(p->ep, kAmFrame, &b->wire, sizeof b->wire, b->payload.data(), len, &prm);
+  ++p->next_send_seq;
+  if (req == nullptr) {
+    spare_.push_back(b);
+  } else if (UCS_PTR_IS_ERR(req)) {
+    spare_.push_back(b);
+    mark_dead(peer, UCS_PTR_STATUS(req));
+  } else {
+    p->inflight += len;
+  }
+  log_lanes_once(peer);
+  return true;
+}
+
+void UcxTransport::on_sent(void *request, ucs_status_t status, void *user_data) {
+  auto *b = static_cast<SendBuf *>(user_data);
+  UcxTransport *t = b->owner;
+  Peer &p = t->peers_[static_cast<size_t>(b->peer)];
+  p.inflight -= b->payload.size();
+  if (status != UCS_OK) t->mark_dead(b->peer, status);
+  t->api_.ucp_request_free(request);
+  t->spare_.push_back(b);
+}
+
+ucs_status_t UcxTransport::on_frame_am(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                       const ucp_am_recv_param_t *param) {
+  auto *t = static_cast<UcxTransport *>(arg);
+  WireHeader w;
+  if (header_length != sizeof w) {
+    XC_WARN("UCX: dropped a frame with a %zu-byte header (expected %zu)", header_length, sizeof w);
+    return UCS_OK;
+  }
+  memcpy(&w, header, sizeof w);
+  Peer *p = t->peer_of(w.sender);
+  if (!p) {
+    XC_WARN("UCX: dropped a frame from rank %d, which is not a peer over UCX", w.sender);
+    return UCS_OK;
+  }
+  Frame f;
+  f.h = w.h;
+  f.payload.resize(length);
+  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    if (length) memcpy(f.payload.data(), data, length);
+    t->accept_frame(w.sender, w.seq, std::move(f));
+    return UCS_OK;
+  }
+  // Rendezvous: the data comes later, into the frame's own buffer; the
+  // frame waits in `early` (a map node does not move) until it has come.
+  f.complete = false;
+  auto slot = p->early.emplace(w.seq, std::move(f)).first;
+  auto *ctx = new RecvCtx{t, w.sender, w.seq};
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  prm.cb.recv_am = [](void *request, ucs_status_t status, size_t /*length*/, void *user_data) {
+    auto *c = static_cast<RecvCtx *>(user_data);
+    UcxTransport *owner = c->owner;
+    Peer &peer = owner->peers_[static_cast<size_t>(c->peer)];
+    auto it = peer.early.find(c->seq);
+    if (status != UCS_OK) {
+      owner->mark_dead(c->peer, status);
+    } else if (it != peer.early.end()) {
+      it->second.complete = true;
+      owner->release_in_order(peer, c->peer);
+    }
+    if (request) owner->api_.ucp_request_free(request);
+    delete c;
+  };
+  prm.user_data = ctx;
+  ucs_status_ptr_t req =
+      t->api_.ucp_am_recv_data_nbx(t->worker_, data, slot->second.payload.data(), length, &prm);
+  if (req == nullptr) {
+    slot->second.complete = true;
+    delete ctx;
+    t->release_in_order(*p, w.sender);
+  } else if (UCS_PTR_IS_ERR(req)) {
+    delete ctx;
+    t->mark_dead(w.sender, UCS_PTR_STATUS(req));
+  }
+  return UCS_OK;
+}
+
+ucs_status_t UcxTransport::on_goodbye_am(void *arg, const void *header, size_t header_length, void * /*data*/,
+                                         size_t /*length*/, const ucp_am_recv_param_t * /*param*/) {
+  auto *t = static_cast<UcxTransport *>(arg);
+  int32_t sender = -1;
+  if (header_length == sizeof sender) memcpy(&sender, header, sizeof sender);
+  if (Peer *p = t->peer_of(sender)) p->departed = true;
+  return UCS_OK;
+}
+
+void UcxTransport::accept_frame(int peer, uint64_t seq, Frame frame) {
+  Peer &p = peers_[static_cast<size_t>(peer)];
+  if (seq == p.next_recv_seq && p.early.empty()) {
+    ++p.next_recv_seq;
+    ready_.emplace_back(peer, std::move(frame));
+    return;
+  }
+  p.early.emplace(seq, std::move(frame));
+  release_in_order(p, peer);
+}
+
+void UcxTransport::release_in_order(Peer &p, int peer) {
+  for (auto it = p.early.begin(); it != p.early.end() && it->first == p.next_recv_seq && it->second.complete;
+       it = p.early.erase(it)) {
+    ++p.next_recv_seq;
+    ready_.emplace_back(peer, std::move(it->second));
+  }
+}
+
+void UcxTransport::on_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status) {
+  auto *t = static_cast<UcxTransport *>(arg);
+  for (size_t r = 0; r < t->peers_.size(); ++r)
+    if (t->peers_[r].ep == ep) t->mark_dead(static_cast<int>(r), status);
+}
+
+void UcxTransport::mark_dead(int peer, ucs_status_t why) {
+  Peer &p = peers_[static_cast<size_t>(peer)];
+  if (p.dead) return;
+  p.dead = true;
+  if (!p.departed) XC_INFO("UCX: rank %d is unreachable: %s", peer, api_.ucs_status_string(why));
+}
+
+size_t UcxTransport::poll(FrameSink &sink) {
+  // Bounded: a peer that floods us must not keep the engine in here.
+  for (int i = 0; i < 64 && api_.ucp_worker_progress(worker_) != 0; ++i) {
+  }
+  size_t n = 0;
+  while (!ready_.empty()) {
+    auto [peer, frame] = std::move(ready_.front());
+    ready_.pop_front();
+    sink.on_frame(peer, frame.h, frame.payload.data(), frame.payload.size());
+    ++n;
+  }
+  return n;
+}
+
+bool UcxTransport::arm() {
+  if (!ready_.empty()) return false;
+  return api_.ucp_worker_arm(worker_) == UCS_OK;  // BUSY: news is already there
+}
+
+bool UcxTransport::peer_alive(int peer) {
+  Peer *p = peer_of(peer);
+  return p && !p->dead;
+}
+
+bool UcxTransport::peer_departed(int peer) {
+  Peer *p = peer_of(peer);
+  return p && p->departed;
+}
+
+void UcxTransport::announce_departure() {
+  std::vector<void *> pending;
+  goodbye_ = opts_.my_rank;
+  for (int r : opts_.peers) {
+    Peer &p = peers_[static_cast<size_t>(r)];
+    if (p.dead) continue;
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = UCP_AM_SEND_FLAG_EAGER;
+    // goodbye_ outlives the sends: they are waited for below.
+    void *req = api_.ucp_am_send_nbx(p.ep, kAmGoodbye, &goodbye_, sizeof goodbye_, nullptr, 0, &prm);
+    if (UCS_PTR_IS_PTR(req)) pending.push_back(req);
+  }
+  Deadline until = Deadline::AfterMs(kGoodbyeMs);
+  for (void *req : pending) {
+    while (api_.ucp_request_check_status(req) == UCS_INPROGRESS && !until.expired()) api_.ucp_worker_progress(worker_);
+    api_.ucp_request_free(req);
+  }
+}
+
+Status UcxTransport::describe(int peer, const void *buf, size_t len, RemoteMem *out) {
+  if (!peer_of(peer)) return Error(XC_ERR_INTERNAL, "UCX does not reach rank %d", peer);
+  ucp_mem_map_params_t mp{};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  mp.address = const_cast<void *>(buf);
+  mp.length = len;
+  ucp_mem_h memh = nullptr;
+  ucs_status_t st = api_.ucp_mem_map(context_, &mp, &memh);
+  if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_UNSUPPORTED, "UCX cannot map the send buffer");
+  void *rkey = nullptr;
+  size_t rkey_len = 0;
+  st = api_.ucp_rkey_pack(context_, memh, &rkey, &rkey_len);
+  if (st != UCS_OK || sizeof(MemPrefix) + rkey_len > RemoteMem::kMaxBytes) {
+    if (st == UCS_OK) api_.ucp_rkey_buffer_release(rkey);
+    api_.ucp_mem_unmap(context_, memh);
+    return Error(XC_ERR_UNSUPPORTED, "UCX remote key does not fit a description (%zu bytes)", rkey_len);
+  }
+  MemPrefix pre{reinterpret_cast<uint64_t>(buf), reinterpret_cast<uint64_t>(memh)};
+  out->bytes.resize(sizeof pre + rkey_len);
+  memcpy(out->bytes.data(), &pre, sizeof pre);
+  memcpy(out->bytes.data() + sizeof pre, rkey, rkey_len);
+  api_.ucp_rkey_buffer_release(rkey);
+  return Status::Ok();
+}
+
+void UcxTransport::release(int /*peer*/, const RemoteMem &mem) {
+  if (mem.bytes.size() < sizeof(MemPrefix)) return;
+  MemPrefix pre;
+  memcpy(&pre, mem.bytes.data(), sizeof pre);
+  api_.ucp_mem_unmap(context_, reinterpret_cast<ucp_mem_h>(pre.memh));
+}
+
+Status UcxTransport::read_remote(int peer, const RemoteMem &mem, void *dst, size_t len) {
+  Peer *p = peer_of(peer);
+  if (!p || p->dead) return Error(XC_ERR_PEER_FAILED, "rank %d is unreachable over UCX", peer);
+  if (mem.bytes.size() <= sizeof(MemPrefix)) return Error(XC_ERR_INTERNAL, "rank %d sent a malformed memory description", peer);
+  MemPrefix pre;
+  memcpy(&pre, mem.bytes.data(), sizeof pre);
+  ucp_rkey_h rkey = nullptr;
+  ucs_status_t st = api_.ucp_ep_rkey_unpack(p->ep, mem.bytes.data() + sizeof pre, &rkey);
+  if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_INTERNAL, "UCX cannot unpack rank " + std::to_string(peer) + "'s remote key");
+  Completion c;
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  prm.cb.send = on_complete;
+  prm.user_data = &c;
+  void *req = api_.ucp_get_nbx(p->ep, dst, len, pre.address, rkey, &prm);
+  st = UCS_PTR_IS_ERR(req) ? UCS_PTR_STATUS(req) : req ? wait_request(req, Deadline::AfterMs(opts_.timeout_ms), peer) : UCS_OK;
+  api_.ucp_rkey_destroy(rkey);
+  if (st == UCS_OK) return Status::Ok();
+  if (st == UCS_ERR_TIMED_OUT)
+    return Error(XC_ERR_TIMEOUT, "reading %zu bytes from rank %d over UCX timed out after %llu ms", len, peer,
+                 static_cast<unsigned long long>(opts_.timeout_ms));
+  mark_dead(peer, st);
+  return ucx_error(api_, st, XC_ERR_PEER_FAILED, "reading from rank " + std::to_string(peer) + " over UCX");
+}
+
+ucs_status_t UcxTransport::wait_request(void *req, Deadline deadline, int peer) {
+  ucs_status_t st;
+  while ((st = api_.ucp_request_check_status(req)) == UCS_INPROGRESS) {
+    if (api_.ucp_worker_progress(worker_) != 0) continue;
+    if (deadline.expired() || peers_[static_cast<size_t>(peer)].dead) {
+      // The request may still write into the caller's buffer: closing the
+      // endpoint by force ends it (cancelled) before we return.
+      Peer &p = peers_[static_cast<size_t>(peer)];
+      ucp_request_param_t prm{};
+      prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      void *close = api_.ucp_ep_close_nbx(p.ep, &prm);
+      while (api_.ucp_request_check_status(req) == UCS_INPROGRESS) api_.ucp_worker_progress(worker_);
+      if (UCS_PTR_IS_PTR(close)) {
+        while (api_.ucp_request_check_status(close) == UCS_INPROGRESS) api_.ucp_worker_progress(worker_);
+        api_.ucp_request_free(close);
+      }
+      p.ep = nullptr;  // peer_of() no longer finds it; the engine sees it dead
+      p.dead = true;
+      api_.ucp_request_free(req);
+      return deadline.expired() ? UCS_ERR_TIMED_OUT : UCS_ERR_CONNECTION_RESET;
+    }
+  }
+  api_.ucp_request_free(req);
+  return st;
+}
+
+std::string UcxTransport::lanes(int peer) const {
+  if (peer < 0 || peer >= opts_.fabric_size || !peers_[static_cast<size_t>(peer)].ep) return "";
+  char *text = nullptr;
+  size_t size = 0;
+  FILE *f = open_memstream(&text, &size);
+  if (!f) return "";
+  api_.ucp_ep_print_info(peers_[static_cast<size_t>(peer)].ep, f);
+  fclose(f);
+  // Lines like "#   lane[0]:  3:tcp/eth0.0 md[1] ... am am_bw#0": keep tcp/eth0.
+  std::string out;
+  std::string all(text, size);
+  free(text);
+  size_t pos = 0;
+  while ((pos = all.find("lane[", pos)) != std::string::npos) {
+    size_t colon = all.find(':', all.find("]", pos) + 2);
+    size_t start = colon == std::string::npos ? colon : colon + 1;
+    size_t end = start == std::string::npos ? start : all.find_first_of(" \n", start);
+    pos = all.find('\n', pos);
+    if (end == std::string::npos || start >= end) continue;
+    std::string lane = all.substr(start, end - start);
+    size_t dot = lane.rfind('.');
+    if (dot != std::string::npos && dot > lane.find('/')) lane.resize(dot);
+    if (out.find(lane) == std::string::npos) out += (out.empty() ? "" : ",") + lane;
+  }
+  return out;
+}
+
+void UcxTransport::log_lanes_once(int peer) {
+  Peer &p = peers_[static_cast<size_t>(peer)];
+  if (p.announced || static_cast<int>(log_level()) < static_cast<int>(LogLevel::kInfo)) return;
+  p.announced = true;
+  XC_INFO("UCX carries frames to rank %d over %s", peer, lanes(peer).c_str());
+}
+
+}  // namespace xc::ucx
