@@ -5,8 +5,8 @@
 # its ranks count as local exactly those of their own host (XC_HOST_ID),
 # reduce within their host, make groups through the bootstrap store, and
 # leave nothing in /dev/shm (launch_check nodes=R).
-# Arguments: xcrun xc-info launch_check
-MH_XCRUN=$1 MH_XC_INFO=$2 LAUNCH_CHECK=$3
+# Arguments: xcrun xc-bench launch_check
+MH_XCRUN=$1 MH_XC_BENCH=$2 LAUNCH_CHECK=$3
 source "$(dirname "$0")/netns.sh"
 mh_hosts 3
 for a in 0 1 2; do
