@@ -44,6 +44,10 @@ namespace {
 
 // The library names its shared-memory segments /dev/shm/xcomm-<job>-* and
 // unlinks them itself; a crashed rank cannot, so xcrun sweeps after it.
+// Nodes of one job (--nnodes) share the job id; where they also share
+// /dev/shm (network namespaces on one machine, tests/multihost) a node that
+// ends first could sweep another's files, but only those of a start-up
+// still under way: the library unlinks each name once its peers attached.
 void remove_shm_leftovers(const std::string &job_id) {
   DIR *dir = opendir("/dev/shm");
   if (!dir) return;
