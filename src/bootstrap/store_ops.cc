@@ -37,8 +37,8 @@ std::string rank_list(const std::vector<int> &ranks) {
   return s;
 }
 
-// " (node rank 1 of nodes with 2 ranks each)" for the nodes the missing
-// ranks belong to; "" when the layout is unknown.
+// " (node rank 1, of nodes with 2 ranks each)" for the nodes the missing
+// ranks (ascending) belong to; "" when the layout is unknown.
 std::string node_list(const std::vector<int> &missing, int per_node) {
   if (per_node < 1) return "";
   std::vector<int> nodes;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts launch_check the way other launchers would, without them: the
 # environment of torchrun, Slurm, Open MPI or MPICH/Hydra for N background
-# processes, or xcrun with two host ids. Every rank must exit 0.
+# processes, or xcrun with two host ids; torchrun2, slurm2 and openmpi2 as if
+# on two nodes (below). Every rank must exit 0.
 set -euo pipefail
 xcrun=$1 prog=$2 mode=$3 n=${4:-3}
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
