@@ -41,7 +41,9 @@ xc_table() {  # NAME H R BENCH_ARGS...
 }
 
 # One ucx_perftest pair; prints a row: test, size, iterations, latency
-# average (µs), bandwidth overall (MB/s), from the client's "Final:" line.
+# median and average (µs), bandwidth overall (MB/s), from the client's
+# "Final:" line (the median: on a busy 2-core machine a few late round
+# trips move the average by tens of µs).
 perftest() {  # TEST SIZE ITERS
   local port deadline
   port=$(mh_port)
@@ -56,7 +58,8 @@ perftest() {  # TEST SIZE ITERS
   run_on 1 env "${UCX_ENV[@]}" timeout 300 ucx_perftest "$(mh_addr 0)" -p "$port" -t "$1" -s "$2" -n "$3" \
     >"$MH_DIR/perf.cli" 2>&1
   wait "$srv"
-  awk -v t="$1" -v s="$2" '/^Final:/ { printf "| %-7s | %9s | %6s | %10s | %10s |\n", t, s, $2, $4, $7 }' "$MH_DIR/perf.cli"
+  awk -v t="$1" -v s="$2" '/^Final:/ { printf "| %-7s | %9s | %6s | %10s | %10s | %10s |\n", t, s, $2, $3, $4, $7 }' \
+    "$MH_DIR/perf.cli"
   grep -q '^Final:' "$MH_DIR/perf.cli" || { echo "ucx_perftest $1 $2 failed:"; tail -n 5 "$MH_DIR/perf.cli"; }
 }
 
@@ -65,8 +68,8 @@ if [ "$mode" = p2p ]; then
   command -v ucx_perftest >/dev/null || echo "ucx_perftest is not installed (Debian: ucx-utils): its table is left out"
   if command -v ucx_perftest >/dev/null; then
     echo "## ucx_perftest, host 0 <-> host 1 (UCX_TLS=tcp)"
-    echo "| test    |  size (B) |  iters | lat avg µs | bw MB/s    |"
-    echo "|---------|-----------|--------|------------|------------|"
+    echo "| test    |  size (B) |  iters | lat p50 µs | lat avg µs | bw MB/s    |"
+    echo "|---------|-----------|--------|------------|------------|------------|"
     for t in tag_lat tag_bw; do
       for spec in "8 10000" "1048576 100" "16777216 20" "67108864 10"; do
         read -r size iters <<<"$spec"
