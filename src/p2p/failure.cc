@@ -100,6 +100,10 @@ void P2pEngine::fail_peer_locked(int rank) {
 
 int P2pEngine::first_failed(const std::vector<int> &members) {
   auto guard = lock();
+  // An explicit question, off the hot path: ask the transports now, not at
+  // the next periodic check (a peer that failed a read a moment ago is
+  // already known dead to its transport).
+  next_peer_check_ = Deadline::Clock::time_point();
   check_peers_locked(true);
   // The crashed before the departed: a survivor that gave up an op for a
   // dead member may free and exit before the others look, and blaming it

@@ -101,6 +101,8 @@ class Supervisor {
   }
 
   int rank_of(const Rank &r) const { return int(&r - ranks_.data()); }
+  // The rank as the job knows it, for messages (rank_of is this node's index).
+  int global_rank(int local) const { return opts_.rank_base() + local; }
 
   int open_streams() const {
     int n = 0;
@@ -131,7 +133,7 @@ class Supervisor {
     if (passed(&give_up_deadline_, now) && running_ > 0) {
       for (const Rank &r : ranks_)
         if (r.running)
-          say("rank " + std::to_string(rank_of(r)) + " (pid " + std::to_string(r.pid) +
+          say("rank " + std::to_string(global_rank(rank_of(r))) + " (pid " + std::to_string(r.pid) +
               ") did not exit after SIGKILL; giving up on it");
       return false;
     }
@@ -253,7 +255,7 @@ class Supervisor {
     int code = describe_failure(*first);
     for (const Failure &f : failures_)
       if (&f != &*first)
-        say("rank " + std::to_string(f.rank) + " (pid " + std::to_string(ranks_[size_t(f.rank)].pid) +
+        say("rank " + std::to_string(global_rank(f.rank)) + " (pid " + std::to_string(ranks_[size_t(f.rank)].pid) +
             ") also ended, " + (WIFSIGNALED(f.status) ? "by signal " + std::to_string(WTERMSIG(f.status))
                                                        : "with exit status " + std::to_string(WEXITSTATUS(f.status))));
     failures_.clear();
@@ -268,7 +270,7 @@ class Supervisor {
   int describe_failure(const Failure &f) {
     const Rank &r = ranks_[size_t(f.rank)];
     int status = f.status;
-    std::string what = "rank " + std::to_string(f.rank) + " (pid " + std::to_string(r.pid) + ") ";
+    std::string what = "rank " + std::to_string(global_rank(f.rank)) + " (pid " + std::to_string(r.pid) + ") ";
     int code;
     if (WIFSIGNALED(status)) {
       int sig = WTERMSIG(status);

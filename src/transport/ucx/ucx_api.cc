@@ -53,6 +53,11 @@ Status ucx_api(const UcxApi **out) {
   return Status::Ok();
 }
 
+void ucx_request_free(void *request) {
+  const UcxApi *api = nullptr;
+  if (request && ucx_api(&api).ok()) api->ucp_request_free(request);
+}
+
 Status ucx_error(const UcxApi &api, ucs_status_t st, xc_result_t code, const std::string &what) {
   return Error(code, "%s: %s", what.c_str(), api.ucs_status_string(st));
 }

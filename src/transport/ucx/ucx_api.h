@@ -34,15 +34,8 @@ namespace xc::ucx {
   X(ucp_ep_print_info)             \
   X(ucp_am_send_nbx)               \
   X(ucp_am_recv_data_nbx)          \
-  X(ucp_get_nbx)                   \
   X(ucp_request_check_status)      \
   X(ucp_request_free)              \
-  X(ucp_mem_map)                   \
-  X(ucp_mem_unmap)                 \
-  X(ucp_rkey_pack)                 \
-  X(ucp_rkey_buffer_release)       \
-  X(ucp_ep_rkey_unpack)            \
-  X(ucp_rkey_destroy)              \
   X(ucs_status_string)
 
 struct UcxApi {
@@ -57,6 +50,10 @@ struct UcxApi {
 // error naming what was tried and why it failed. UCX older than the headers
 // this was built with is refused.
 Status ucx_api(const UcxApi **out);
+
+// ucp_request_free through the loaded API, for completion callbacks that
+// carry no transport.
+void ucx_request_free(void *request);
 
 // A UCX status in words, as an xcomm error of `code`.
 Status ucx_error(const UcxApi &api, ucs_status_t st, xc_result_t code, const std::string &what);

@@ -12,6 +12,8 @@ namespace {
 
 constexpr unsigned kAmFrame = 1;    // a FrameHeader (in WireHeader) and its payload
 constexpr unsigned kAmGoodbye = 2;  // the sender is leaving on purpose
+constexpr unsigned kAmPull = 3;     // receiver → sender: send me a region you described
+constexpr unsigned kAmPullData = 4; // sender → receiver: the region (AM data), or a refusal
 
 // How long a departing process lets its goodbyes and closes drain.
 constexpr int64_t kGoodbyeMs = 1000;
@@ -39,24 +41,11 @@ bool from_hex(const std::string &s, std::vector<char> *out) {
   return true;
 }
 
-// What describe() puts in a RemoteMem: the buffer's address and our mapping
-// of it (meaningful only to us, for release), then the packed remote key.
-struct MemPrefix {
-  uint64_t address;
-  uint64_t memh;
+// What describe() puts in a RemoteMem: the region's id and length.
+struct RegionRef {
+  uint64_t id;
+  uint64_t len;
 };
-
-// A request's end, written by its callback inside ucp_worker_progress.
-struct Completion {
-  bool done = false;
-  ucs_status_t status = UCS_OK;
-};
-
-void on_complete(void * /*request*/, ucs_status_t status, void *user_data) {
-  auto *c = static_cast<Completion *>(user_data);
-  c->status = status;
-  c->done = true;
-}
 
 }  // namespace
 
@@ -73,6 +62,15 @@ struct UcxTransport::SendBuf {
   int peer;
   WireHeader wire;
   std::vector<char> payload;
+};
+
+// PULL asks for a region; PULL_DATA answers it (status 0: the data follows).
+struct UcxTransport::PullHeader {
+  int32_t sender;
+  int32_t status;
+  uint64_t region;
+  uint64_t pull;
+  uint64_t len;
 };
 
 // A rendezvous AM being received into its frame's payload.
@@ -107,7 +105,7 @@ Status UcxTransport::start() {
   if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_INVALID_ARGUMENT, "UCX rejected its configuration (UCX_* variables)");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-  params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
   params.mt_workers_shared = 0;
   st = api_.ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, config, &context_);
   api_.ucp_config_release(config);
@@ -125,7 +123,10 @@ Status UcxTransport::start() {
   struct {
     unsigned id;
     ucp_am_recv_callback_t cb;
-  } handlers[] = {{kAmFrame, on_frame_am}, {kAmGoodbye, on_goodbye_am}};
+  } handlers[] = {{kAmFrame, on_frame_am},
+                  {kAmGoodbye, on_goodbye_am},
+                  {kAmPull, on_pull_am},
+                  {kAmPullData, on_pull_data_am}};
   for (const auto &h : handlers) {
     ucp_am_handler_param_t hp{};
     hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS | UCP_AM_HANDLER_PARAM_FIELD_CB |
@@ -149,16 +150,12 @@ Status UcxTransport::connect(bootstrap::StoreClient *store, Deadline deadline) {
       return Error(XC_ERR_INTERNAL, "rank %d published a malformed UCX address", r);
     Peer &p = peers_[static_cast<size_t>(r)];
     ucp_ep_params_t ep{};
-    // No UCP_EP_PARAM_FIELD_USER_DATA: UCX passes user_data, when set, to
-    // the error handler instead of err_handler.arg (ucp_def.h), and
-    // on_ep_error read the peer's rank as the transport (a crash when a
-    // peer exited while this rank still progressed).
     ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                     UCP_EP_PARAM_FIELD_ERR_HANDLER;
     ep.address = reinterpret_cast<const ucp_address_t *>(addr.data());
     ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
     ep.err_handler.cb = on_ep_error;
-    ep.err_handler.arg = this;
+    ep.err_handler.arg = this;  // (an endpoint's user_data would replace it: not set)
     ucs_status_t st = api_.ucp_ep_create(worker_, &ep, &p.ep);
     if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_PEER_FAILED, "UCX cannot reach rank " + std::to_string(r));
   }
@@ -258,9 +255,13 @@ ucs_status_t UcxTransport::on_frame_am(void *arg, const void *header, size_t hea
   }
   Frame f;
   f.h = w.h;
+  if (!t->spare_bytes_.empty()) {
+    f.payload = std::move(t->spare_bytes_.back());
+    t->spare_bytes_.pop_back();
+  }
   f.payload.resize(length);
   if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
-    if (length) memcpy(f.payload.data(), data, length);
+    if (length) memcpy(f.payload.data.get(), data, length);
     t->accept_frame(w.sender, w.seq, std::move(f));
     return UCS_OK;
   }
@@ -287,7 +288,7 @@ ucs_status_t UcxTransport::on_frame_am(void *arg, const void *header, size_t hea
   };
   prm.user_data = ctx;
   ucs_status_ptr_t req =
-      t->api_.ucp_am_recv_data_nbx(t->worker_, data, slot->second.payload.data(), length, &prm);
+      t->api_.ucp_am_recv_data_nbx(t->worker_, data, slot->second.payload.data.get(), length, &prm);
   if (req == nullptr) {
     slot->second.complete = true;
     delete ctx;
@@ -340,22 +341,29 @@ void UcxTransport::mark_dead(int peer, ucs_status_t why) {
   if (!p.departed) XC_INFO("UCX: rank %d is unreachable: %s", peer, api_.ucs_status_string(why));
 }
 
-size_t UcxTransport::poll(FrameSink &sink) {
+void UcxTransport::progress() {
   // Bounded: a peer that floods us must not keep the engine in here.
   for (int i = 0; i < 64 && api_.ucp_worker_progress(worker_) != 0; ++i) {
   }
+  if (!asks_.empty()) serve_pulls();
+}
+
+size_t UcxTransport::poll(FrameSink &sink) {
+  progress();
   size_t n = 0;
   while (!ready_.empty()) {
     auto [peer, frame] = std::move(ready_.front());
     ready_.pop_front();
-    sink.on_frame(peer, frame.h, frame.payload.data(), frame.payload.size());
+    sink.on_frame(peer, frame.h, frame.payload.data.get(), frame.payload.size);
+    if (frame.payload.capacity <= opts_.chunk_bytes && spare_bytes_.size() < 64)
+      spare_bytes_.push_back(std::move(frame.payload));
     ++n;
   }
   return n;
 }
 
 bool UcxTransport::arm() {
-  if (!ready_.empty()) return false;
+  if (!ready_.empty() || !asks_.empty()) return false;
   return api_.ucp_worker_arm(worker_) == UCS_OK;  // BUSY: news is already there
 }
 
@@ -391,86 +399,159 @@ void UcxTransport::announce_departure() {
 
 Status UcxTransport::describe(int peer, const void *buf, size_t len, RemoteMem *out) {
   if (!peer_of(peer)) return Error(XC_ERR_INTERNAL, "UCX does not reach rank %d", peer);
-  ucp_mem_map_params_t mp{};
-  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-  mp.address = const_cast<void *>(buf);
-  mp.length = len;
-  ucp_mem_h memh = nullptr;
-  ucs_status_t st = api_.ucp_mem_map(context_, &mp, &memh);
-  if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_UNSUPPORTED, "UCX cannot map the send buffer");
-  void *rkey = nullptr;
-  size_t rkey_len = 0;
-  st = api_.ucp_rkey_pack(context_, memh, &rkey, &rkey_len);
-  if (st != UCS_OK || sizeof(MemPrefix) + rkey_len > RemoteMem::kMaxBytes) {
-    if (st == UCS_OK) api_.ucp_rkey_buffer_release(rkey);
-    api_.ucp_mem_unmap(context_, memh);
-    return Error(XC_ERR_UNSUPPORTED, "UCX remote key does not fit a description (%zu bytes)", rkey_len);
-  }
-  MemPrefix pre{reinterpret_cast<uint64_t>(buf), reinterpret_cast<uint64_t>(memh)};
-  out->bytes.resize(sizeof pre + rkey_len);
-  memcpy(out->bytes.data(), &pre, sizeof pre);
-  memcpy(out->bytes.data() + sizeof pre, rkey, rkey_len);
-  api_.ucp_rkey_buffer_release(rkey);
+  RegionRef ref{next_region_++, len};
+  regions_[ref.id] = Region{peer, buf, len};
+  out->bytes.resize(sizeof ref);
+  memcpy(out->bytes.data(), &ref, sizeof ref);
   return Status::Ok();
 }
 
 void UcxTransport::release(int /*peer*/, const RemoteMem &mem) {
-  if (mem.bytes.size() < sizeof(MemPrefix)) return;
-  MemPrefix pre;
-  memcpy(&pre, mem.bytes.data(), sizeof pre);
-  api_.ucp_mem_unmap(context_, reinterpret_cast<ucp_mem_h>(pre.memh));
+  if (mem.bytes.size() != sizeof(RegionRef)) return;
+  RegionRef ref;
+  memcpy(&ref, mem.bytes.data(), sizeof ref);
+  regions_.erase(ref.id);
+}
+
+ucs_status_t UcxTransport::on_pull_am(void *arg, const void *header, size_t header_length, void * /*data*/,
+                                      size_t /*length*/, const ucp_am_recv_param_t * /*param*/) {
+  auto *t = static_cast<UcxTransport *>(arg);
+  PullHeader ph;
+  if (header_length != sizeof ph) return UCS_OK;
+  memcpy(&ph, header, sizeof ph);
+  if (t->peer_of(ph.sender)) t->asks_.push_back(PullAsk{ph.sender, ph.region, ph.pull, ph.len});
+  return UCS_OK;
+}
+
+// Sends from here, never from inside a UCX callback.
+void UcxTransport::serve_pulls() {
+  std::vector<PullAsk> asks;
+  asks.swap(asks_);
+  for (const PullAsk &a : asks) {
+    Peer *p = peer_of(a.peer);
+    if (!p || p->dead) continue;
+    auto it = regions_.find(a.region);
+    // Only a region described for this peer, and no more of it.
+    bool ok = it != regions_.end() && it->second.peer == a.peer && a.len <= it->second.len;
+    auto *reply = new PullHeader{opts_.my_rank, ok ? 0 : 1, a.region, a.pull, ok ? a.len : 0};
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    prm.cb.send = [](void *request, ucs_status_t /*status*/, void *user_data) {
+      delete static_cast<PullHeader *>(user_data);
+      ucx_request_free(request);
+    };
+    prm.user_data = reply;
+    // The user's buffer itself: the engine keeps it until the reader's FIN,
+    // which comes only after all of it arrived.
+    void *req = api_.ucp_am_send_nbx(p->ep, kAmPullData, reply, sizeof *reply, ok ? it->second.buf : nullptr,
+                                     ok ? a.len : 0, &prm);
+    if (req == nullptr) {
+      delete reply;
+    } else if (UCS_PTR_IS_ERR(req)) {
+      delete reply;
+      mark_dead(a.peer, UCS_PTR_STATUS(req));
+    }
+    if (!ok) XC_WARN("UCX: rank %d asked for memory it was not offered (region %llu); refused", a.peer,
+                     static_cast<unsigned long long>(a.region));
+  }
+}
+
+ucs_status_t UcxTransport::on_pull_data_am(void *arg, const void *header, size_t header_length, void *data,
+                                           size_t length, const ucp_am_recv_param_t *param) {
+  auto *t = static_cast<UcxTransport *>(arg);
+  PullHeader ph;
+  if (header_length != sizeof ph) return UCS_OK;
+  memcpy(&ph, header, sizeof ph);
+  auto it = t->inbound_.find(ph.pull);
+  if (it == t->inbound_.end()) return UCS_OK;  // a read that gave up (its endpoint was closed)
+  Inbound *in = it->second;
+  if (ph.status != 0 || length != in->len) {
+    in->status = UCS_ERR_INVALID_PARAM;
+    in->done = true;
+    return UCS_OK;
+  }
+  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    if (length) memcpy(in->dst, data, length);
+    in->done = true;
+    return UCS_OK;
+  }
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  prm.cb.recv_am = [](void *request, ucs_status_t status, size_t /*length*/, void *user_data) {
+    auto *done = static_cast<Inbound *>(user_data);
+    done->status = status;
+    done->done = true;
+    ucx_request_free(request);
+  };
+  prm.user_data = in;
+  void *req = t->api_.ucp_am_recv_data_nbx(t->worker_, data, in->dst, length, &prm);
+  if (req == nullptr) {
+    in->done = true;
+  } else if (UCS_PTR_IS_ERR(req)) {
+    in->status = UCS_PTR_STATUS(req);
+    in->done = true;
+  }
+  return UCS_OK;
 }
 
 Status UcxTransport::read_remote(int peer, const RemoteMem &mem, void *dst, size_t len) {
   Peer *p = peer_of(peer);
   if (!p || p->dead) return Error(XC_ERR_PEER_FAILED, "rank %d is unreachable over UCX", peer);
-  if (mem.bytes.size() <= sizeof(MemPrefix)) return Error(XC_ERR_INTERNAL, "rank %d sent a malformed memory description", peer);
-  MemPrefix pre;
-  memcpy(&pre, mem.bytes.data(), sizeof pre);
-  ucp_rkey_h rkey = nullptr;
-  ucs_status_t st = api_.ucp_ep_rkey_unpack(p->ep, mem.bytes.data() + sizeof pre, &rkey);
-  if (st != UCS_OK) return ucx_error(api_, st, XC_ERR_INTERNAL, "UCX cannot unpack rank " + std::to_string(peer) + "'s remote key");
-  Completion c;
+  RegionRef ref;
+  if (mem.bytes.size() != sizeof ref) return Error(XC_ERR_INTERNAL, "rank %d sent a malformed memory description", peer);
+  memcpy(&ref, mem.bytes.data(), sizeof ref);
+  if (len > ref.len) return Error(XC_ERR_INTERNAL, "reading %zu bytes of a %llu-byte region of rank %d", len,
+                                  static_cast<unsigned long long>(ref.len), peer);
+  auto owned = std::make_unique<Inbound>(Inbound{dst, len});
+  Inbound &in = *owned;
+  uint64_t pull = next_pull_++;
+  inbound_[pull] = &in;
+  PullHeader ask{opts_.my_rank, 0, ref.id, pull, len};
   ucp_request_param_t prm{};
-  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  prm.cb.send = on_complete;
-  prm.user_data = &c;
-  void *req = api_.ucp_get_nbx(p->ep, dst, len, pre.address, rkey, &prm);
-  st = UCS_PTR_IS_ERR(req) ? UCS_PTR_STATUS(req) : req ? wait_request(req, Deadline::AfterMs(opts_.timeout_ms), peer) : UCS_OK;
-  api_.ucp_rkey_destroy(rkey);
+  void *req = api_.ucp_am_send_nbx(p->ep, kAmPull, &ask, sizeof ask, nullptr, 0, &prm);
+  Deadline deadline = Deadline::AfterMs(opts_.timeout_ms);
+  ucs_status_t st = UCS_PTR_IS_ERR(req) ? UCS_PTR_STATUS(req) : UCS_OK;
+  if (UCS_PTR_IS_PTR(req)) {  // `ask` lives on our stack: wait for the send too
+    st = wait_until([&] { return api_.ucp_request_check_status(req) != UCS_INPROGRESS; }, deadline, peer);
+    if (st == UCS_OK) st = api_.ucp_request_check_status(req);
+    api_.ucp_request_free(req);
+  }
+  if (st == UCS_OK) st = wait_until([&] { return in.done; }, deadline, peer);
+  if (st == UCS_OK) st = in.status;
+  inbound_.erase(pull);
+  if (!in.done) abandoned_.push_back(std::move(owned));
   if (st == UCS_OK) return Status::Ok();
   if (st == UCS_ERR_TIMED_OUT)
     return Error(XC_ERR_TIMEOUT, "reading %zu bytes from rank %d over UCX timed out after %llu ms", len, peer,
                  static_cast<unsigned long long>(opts_.timeout_ms));
+  if (st == UCS_ERR_INVALID_PARAM) return Error(XC_ERR_INTERNAL, "rank %d refused to send the memory it described", peer);
   mark_dead(peer, st);
   return ucx_error(api_, st, XC_ERR_PEER_FAILED, "reading from rank " + std::to_string(peer) + " over UCX");
 }
 
-ucs_status_t UcxTransport::wait_request(void *req, Deadline deadline, int peer) {
-  ucs_status_t st;
-  while ((st = api_.ucp_request_check_status(req)) == UCS_INPROGRESS) {
+template <typename Done>
+ucs_status_t UcxTransport::wait_until(Done done, Deadline deadline, int peer) {
+  while (!done()) {
     if (api_.ucp_worker_progress(worker_) != 0) continue;
-    if (deadline.expired() || peers_[static_cast<size_t>(peer)].dead) {
-      // The request may still write into the caller's buffer: closing the
-      // endpoint by force ends it (cancelled) before we return.
-      Peer &p = peers_[static_cast<size_t>(peer)];
-      ucp_request_param_t prm{};
-      prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-      prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      void *close = api_.ucp_ep_close_nbx(p.ep, &prm);
-      while (api_.ucp_request_check_status(req) == UCS_INPROGRESS) api_.ucp_worker_progress(worker_);
-      if (UCS_PTR_IS_PTR(close)) {
-        while (api_.ucp_request_check_status(close) == UCS_INPROGRESS) api_.ucp_worker_progress(worker_);
-        api_.ucp_request_free(close);
-      }
-      p.ep = nullptr;  // peer_of() no longer finds it; the engine sees it dead
-      p.dead = true;
-      api_.ucp_request_free(req);
-      return deadline.expired() ? UCS_ERR_TIMED_OUT : UCS_ERR_CONNECTION_RESET;
+    if (!asks_.empty()) serve_pulls();  // a peer may be pulling from us meanwhile
+    Peer &p = peers_[static_cast<size_t>(peer)];
+    if (!deadline.expired() && !p.dead) continue;
+    // What is in flight may still write into the caller's buffer: closing
+    // the endpoint by force ends it before we return.
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    void *close = api_.ucp_ep_close_nbx(p.ep, &prm);
+    if (UCS_PTR_IS_PTR(close)) {
+      while (api_.ucp_request_check_status(close) == UCS_INPROGRESS) api_.ucp_worker_progress(worker_);
+      api_.ucp_request_free(close);
     }
+    for (int i = 0; i < 16; ++i) api_.ucp_worker_progress(worker_);
+    p.ep = nullptr;  // peer_of() no longer finds it: the engine sees it gone
+    p.dead = true;
+    return deadline.expired() ? UCS_ERR_TIMED_OUT : UCS_ERR_CONNECTION_RESET;
   }
-  api_.ucp_request_free(req);
-  return st;
+  return UCS_OK;
 }
 
 std::string UcxTransport::lanes(int peer) const {
@@ -498,6 +579,11 @@ std::string UcxTransport::lanes(int peer) const {
     if (out.find(lane) == std::string::npos) out += (out.empty() ? "" : ",") + lane;
   }
   return out;
+}
+
+std::string UcxTransport::route_summary(int peer) const {
+  std::string l = lanes(peer);
+  return "ucx " + (l.empty() ? std::string("(not wired up yet)") : l);
 }
 
 void UcxTransport::log_lanes_once(int peer) {

@@ -11,10 +11,14 @@
 // returns) and its bytes in flight per peer are bounded (try_send answers
 // false past the bound, and the engine queues).
 //
-// Single copy: the sender maps its buffer (ucp_mem_map) and packs a remote
-// key into the RTS; the receiver reads it with ucp_get_nbx into the user's
-// buffer (zero copy where the UCX transport has RMA; UCX emulates it over
-// AMs on TCP).
+// Single copy, as a pull: the sender's RTS names a region of its buffer;
+// the receiver asks for it (a PULL active message) and the sender answers
+// with one AM whose data is the user's buffer itself, which UCX moves by its
+// rendezvous protocol, pipelined, straight into the receiver's buffer (zero
+// copy on both sides where the UCX transport offers it). Reading with
+// ucp_get_nbx instead would need RMA, which UCX emulates over TCP with small
+// active messages, several times slower. A sender serves only the regions
+// it described for that peer, while the send lasts.
 //
 // A peer is gone when UCX reports an error on its endpoint (connection
 // reset, UCX's keep-alive; UCP_ERR_HANDLING_MODE_PEER), or it said goodbye.
@@ -38,10 +42,10 @@ struct UcxOptions {
   int my_rank = 0;
   int fabric_size = 1;
   std::vector<int> peers;          // fabric ranks this transport reaches, ascending
-  size_t eager_bytes = 8192;       // larger messages wait for their receiver
+  size_t eager_bytes = 65536;      // larger messages wait for their receiver
   size_t chunk_bytes = 1 << 20;    // pieces of a streamed large message
   size_t inflight_bytes = 8 << 20; // payload bytes in flight per peer before try_send says "full"
-  bool single_copy = true;         // receivers read large messages with ucp_get_nbx
+  bool single_copy = true;         // receivers pull large messages (one rendezvous AM)
   uint64_t timeout_ms = 300000;    // bounds every wait inside the transport (reads, goodbyes)
   bool thread_safe = true;
 };
@@ -61,6 +65,7 @@ class UcxTransport final : public Transport {
   size_t poll(FrameSink &sink) override;
   int event_fd() const override { return efd_; }
   bool arm() override;
+  std::string route_summary(int peer) const override;
   bool peer_alive(int peer) override;
   bool peer_departed(int peer) override;
   void announce_departure() override;
@@ -77,10 +82,42 @@ class UcxTransport final : public Transport {
  private:
   struct WireHeader;
   struct SendBuf;
+  struct PullHeader;
+  // Bytes that are never zeroed (a frame's payload is written whole).
+  struct Bytes {
+    std::unique_ptr<char[]> data;
+    size_t size = 0, capacity = 0;
+    void resize(size_t n) {
+      if (n > capacity) {
+        data.reset(new char[n]);
+        capacity = n;
+      }
+      size = n;
+    }
+  };
   struct Frame {
     FrameHeader h;
-    std::vector<char> payload;
+    Bytes payload;
     bool complete = true;  // false while a rendezvous AM is still being received into payload
+  };
+  // A region of our memory a peer may pull (describe .. release).
+  struct Region {
+    int peer;
+    const void *buf;
+    size_t len;
+  };
+  // A pull this process asked for and waits on in read_remote.
+  struct Inbound {
+    void *dst;
+    size_t len;
+    bool done = false;
+    ucs_status_t status = UCS_OK;
+  };
+  struct PullAsk {  // a peer's PULL, served outside UCX's callbacks
+    int peer;
+    uint64_t region;
+    uint64_t pull;
+    uint64_t len;
   };
   struct Peer {
     ucp_ep_h ep = nullptr;
@@ -97,19 +134,29 @@ class UcxTransport final : public Transport {
   Status start();
   static ucs_status_t on_frame_am(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                   const ucp_am_recv_param_t *param);
+  static ucs_status_t on_pull_am(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                 const ucp_am_recv_param_t *param);
+  static ucs_status_t on_pull_data_am(void *arg, const void *header, size_t header_length, void *data, size_t length,
+                                      const ucp_am_recv_param_t *param);
   static ucs_status_t on_goodbye_am(void *arg, const void *header, size_t header_length, void *data, size_t length,
                                     const ucp_am_recv_param_t *param);
   static void on_sent(void *request, ucs_status_t status, void *user_data);
   static void on_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status);
   void accept_frame(int peer, uint64_t seq, Frame frame);
+  // Answer the peers' pulls that came in (from poll and from every wait of ours).
+  void serve_pulls();
+  void progress();
   void release_in_order(Peer &p, int peer);
   void mark_dead(int peer, ucs_status_t why);
   Peer *peer_of(int rank) {
     return rank >= 0 && rank < opts_.fabric_size && peers_[static_cast<size_t>(rank)].ep ? &peers_[static_cast<size_t>(rank)]
                                                                                            : nullptr;
   }
-  // Progress the worker until the request ends or the deadline passes; its status.
-  ucs_status_t wait_request(void *req, Deadline deadline, int peer);
+  // Progress the worker (and answer pulls) until done() or the deadline
+  // passes or peer is gone; then the endpoint to peer is closed by force,
+  // so nothing in flight to or from it touches the caller's memory later.
+  template <typename Done>
+  ucs_status_t wait_until(Done done, Deadline deadline, int peer);
   void log_lanes_once(int peer);
 
   UcxOptions opts_;
@@ -120,6 +167,13 @@ class UcxTransport final : public Transport {
   std::vector<Peer> peers_;  // by fabric rank; ep == nullptr for ranks not ours
   std::deque<std::pair<int, Frame>> ready_;  // in order per peer, for the next poll
   std::vector<SendBuf *> spare_;             // finished send buffers, reused
+  std::vector<Bytes> spare_bytes_;           // delivered frames' payloads, reused
+  std::map<uint64_t, Region> regions_;       // by id
+  uint64_t next_region_ = 1;
+  std::map<uint64_t, Inbound *> inbound_;    // by pull id
+  std::vector<std::unique_ptr<Inbound>> abandoned_;  // reads given up on: a late callback may still write them
+  uint64_t next_pull_ = 1;
+  std::vector<PullAsk> asks_;
   int32_t goodbye_ = 0;                      // the goodbye AM's header: our rank
 };
 
