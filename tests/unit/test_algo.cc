@@ -587,10 +587,11 @@ std::vector<Case> make_cases(int n, const std::vector<Algo> &p2p = kP2p, bool bi
       }
       int v = 0;
       for (size_t count : {size_t(0), size_t(1), static_cast<size_t>(n + 3), size_t(1500), size_t(40001)})
-        for (int root : {0, n - 1}) {
+        for (int last : {0, 1}) {
+          int root = last ? n - 1 : 0;
           if (count == 40001 && (!big || root != 0)) continue;
           if (root != 0 && !rooted(kind)) continue;
-          if (root == n - 1 && n == 1) continue;  // the same as root 0
+          if (last && n == 1) continue;  // the same as root 0 (this skipped both at n = 1)
           for (bool in_place : {false, true}) {
             if (in_place && kind == CollKind::kBroadcast) continue;
             if (xc::coll_kind_reduces(kind)) {
