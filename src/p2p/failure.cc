@@ -161,7 +161,14 @@ void P2pEngine::cancel_locked(Request *req, const Status &why) {
   req->cancelled = true;
   if (req->kind == RequestKind::kSend && req->granted) {
     // The receiver is reading our buffer right now: it stays the receiver's
-    // until FIN (or the receiver's death), which ends the request.
+    // until FIN (or the receiver's death), which ends the request, unless
+    // the transport can take the access back (a peer behind a silent link
+    // sends no FIN and does not visibly die).
+    if (route_[static_cast<size_t>(req->peer)]->revoke_access(req->peer, req->send_mem)) {
+      sends_waiting_.erase(req->id);
+      complete(req, why);
+      return;
+    }
     req->status = why;
     return;
   }

@@ -130,6 +130,14 @@ class Transport {
   // release(peer, mem): the send whose buffer mem describes has ended; what
   // describe set up for it may go.
   virtual void release(int /*peer*/, const RemoteMem & /*mem*/) {}
+  // revoke_access(peer, mem): the sender gives up on a send (its deadline
+  // passed) after telling peer to read it. True when, once this returns,
+  // nothing from outside reads the buffer any more (the engine then ends
+  // the send without waiting for FIN, which a silent link never brings);
+  // false when the transport cannot promise it (shm: process_vm_readv needs
+  // nothing from the sender), and the send waits for FIN or the reader's
+  // death, which that transport can see.
+  virtual bool revoke_access(int /*peer*/, const RemoteMem & /*mem*/) { return false; }
 };
 
 }  // namespace xc

@@ -48,6 +48,7 @@ struct FakeHubOptions {
   size_t eager_bytes = 1024;    // larger messages go by rendezvous
   size_t chunk_bytes = 65536;   // DATA pieces (capped at max_payload by the engine)
   bool read_remote = false;     // offer the single-copy path
+  bool revocable = false;       // revoke_access promises the reads are over (UCX), else refuses (shm)
 };
 
 class FakeHub {
@@ -118,6 +119,7 @@ class FakeHub {
   }
   uint64_t refused_full() { return refused_full_.load(); }
   uint64_t read_remote_calls() { return read_remote_calls_.load(); }
+  uint64_t revoke_calls() { return revoke_calls_.load(); }
   uint64_t read_remote_bytes() { return read_remote_bytes_.load(); }
   uint64_t sent_to_dead() { return sent_to_dead_.load(); }
   // Single-copy descriptions made (describe) and not yet released.
@@ -180,6 +182,7 @@ class FakeHub {
   uint64_t sent_by_kind_[kKinds] = {};
   std::atomic<uint64_t> refused_full_{0};
   std::atomic<uint64_t> read_remote_calls_{0};
+  std::atomic<uint64_t> revoke_calls_{0};
   std::atomic<uint64_t> read_remote_bytes_{0};
   std::atomic<uint64_t> sent_to_dead_{0};
   std::atomic<uint64_t> described_{0};
@@ -356,6 +359,11 @@ class FakeTransport final : public xc::Transport {
     // All ranks share one address space.
     if (len) memcpy(dst, reinterpret_cast<const void *>(static_cast<uintptr_t>(d.addr)), len);
     return xc::Status::Ok();
+  }
+
+  bool revoke_access(int /*peer*/, const xc::RemoteMem & /*mem*/) override {
+    hub_.revoke_calls_.fetch_add(1);
+    return hub_.opts_.revocable;
   }
 
   void release(int peer, const xc::RemoteMem &mem) override {

@@ -1077,6 +1077,45 @@ void single_copy_reader_dies_after_go(void **) {
   }
 }
 
+// A receiver granted to read goes silent (no FIN, no death: a link down
+// between hosts). A transport that can take the access back (UCX) lets the
+// send end at its deadline; one that cannot (shm: the reader's death is
+// visible) keeps it open.
+void single_copy_silent_reader(void **) {
+  for (int revocable = 0; revocable < 2; ++revocable) {
+    FakeHubOptions o = hub_opts(2, 4, true);
+    o.revocable = revocable;
+    FakeWorld w(o, engine_opts());
+    auto d = random_bytes(20000, 83);
+    std::vector<char> out(20000);
+    Request s, r;
+    set_send(s, 1, 1, 1, d.data(), d.size());
+    set_recv(r, 1, 0, 1, out.data(), out.size());
+    w.engine(1).post_recv(&r);
+    w.engine(0).post_send(&s);
+    w.pump_rank(1);  // RTS → CTS asking to read
+    w.pump_rank(0);  // CTS → GO; rank 1 never reads nor answers
+    if (revocable) {
+      Status st = w.engine(0).wait(&s, Deadline::AfterMs(100));  // cancels at the deadline
+      assert_int_equal(w.hub().revoke_calls(), 1);
+      assert_int_equal(static_cast<int>(st.code()), XC_ERR_TIMEOUT);
+      assert_true(s.done);
+      assert_int_equal(w.hub().unreleased(), 0);
+    } else {
+      // What wait does at its deadline; the send stays the reader's (FIN or
+      // its death ends it), so wait itself would not return here.
+      w.engine(0).cancel(&s, xc::Error(XC_ERR_TIMEOUT, "timed out"));
+      assert_int_equal(w.hub().revoke_calls(), 1);
+      assert_false(s.done);
+      w.hub().kill(1);
+      Status st = w.engine(0).wait(&s, Deadline::AfterMs(3000));
+      assert_int_equal(static_cast<int>(st.code()), XC_ERR_PEER_FAILED);
+    }
+    w.engine(1).cancel(&r, xc::Error(XC_ERR_ABORTED, "test over"));
+    no_violations(w);
+  }
+}
+
 // ---- self and threads ----------------------------------------------------------------------
 
 void self_messages_any_size(void **) {
@@ -1286,6 +1325,7 @@ int main() {
       cmocka_unit_test(single_copy_read_failure),
       cmocka_unit_test(single_copy_description_failure_streams),
       cmocka_unit_test(single_copy_reader_dies_after_go),
+      cmocka_unit_test(single_copy_silent_reader),
       cmocka_unit_test(self_messages_any_size),
       cmocka_unit_test(threaded_ping_pong),
       cmocka_unit_test(signature_mismatch_fails_the_op_everywhere),

@@ -73,6 +73,13 @@ struct UcxTransport::PullHeader {
   uint64_t len;
 };
 
+// The answer to a pull while UCX sends it.
+struct UcxTransport::PullReply {
+  UcxTransport *owner;
+  uint64_t region;
+  PullHeader header;
+};
+
 // A rendezvous AM being received into its frame's payload.
 struct RecvCtx {
   UcxTransport *owner;
@@ -413,6 +420,20 @@ void UcxTransport::release(int /*peer*/, const RemoteMem &mem) {
   regions_.erase(ref.id);
 }
 
+bool UcxTransport::revoke_access(int peer, const RemoteMem &mem) {
+  if (mem.bytes.size() != sizeof(RegionRef)) return true;
+  RegionRef ref;
+  memcpy(&ref, mem.bytes.data(), sizeof ref);
+  auto it = regions_.find(ref.id);
+  if (it == regions_.end()) return true;
+  bool in_flight = it->second.replies > 0;
+  regions_.erase(it);  // later pulls of it are refused
+  // An answer UCX is still sending from the buffer ends only with its
+  // endpoint; the peer, silent this long, counts as gone.
+  if (in_flight) close_by_force(peer);
+  return true;
+}
+
 ucs_status_t UcxTransport::on_pull_am(void *arg, const void *header, size_t header_length, void * /*data*/,
                                       size_t /*length*/, const ucp_am_recv_param_t * /*param*/) {
   auto *t = static_cast<UcxTransport *>(arg);
@@ -433,23 +454,28 @@ void UcxTransport::serve_pulls() {
     auto it = regions_.find(a.region);
     // Only a region described for this peer, and no more of it.
     bool ok = it != regions_.end() && it->second.peer == a.peer && a.len <= it->second.len;
-    auto *reply = new PullHeader{opts_.my_rank, ok ? 0 : 1, a.region, a.pull, ok ? a.len : 0};
+    auto *reply = new PullReply{this, a.region, PullHeader{opts_.my_rank, ok ? 0 : 1, a.region, a.pull, ok ? a.len : 0}};
     ucp_request_param_t prm{};
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     prm.cb.send = [](void *request, ucs_status_t /*status*/, void *user_data) {
-      delete static_cast<PullHeader *>(user_data);
-      ucx_request_free(request);
+      auto *r = static_cast<PullReply *>(user_data);
+      auto region = r->owner->regions_.find(r->region);
+      if (region != r->owner->regions_.end()) --region->second.replies;
+      r->owner->api_.ucp_request_free(request);
+      delete r;
     };
     prm.user_data = reply;
     // The user's buffer itself: the engine keeps it until the reader's FIN,
-    // which comes only after all of it arrived.
-    void *req = api_.ucp_am_send_nbx(p->ep, kAmPullData, reply, sizeof *reply, ok ? it->second.buf : nullptr,
-                                     ok ? a.len : 0, &prm);
+    // which comes only after all of it arrived (or until revoke_access).
+    void *req = api_.ucp_am_send_nbx(p->ep, kAmPullData, &reply->header, sizeof reply->header,
+                                     ok ? it->second.buf : nullptr, ok ? a.len : 0, &prm);
     if (req == nullptr) {
       delete reply;
     } else if (UCS_PTR_IS_ERR(req)) {
       delete reply;
       mark_dead(a.peer, UCS_PTR_STATUS(req));
+    } else if (ok) {
+      ++it->second.replies;
     }
     if (!ok) XC_WARN("UCX: rank %d asked for memory it was not offered (region %llu); refused", a.peer,
                      static_cast<unsigned long long>(a.region));
@@ -532,26 +558,35 @@ Status UcxTransport::read_remote(int peer, const RemoteMem &mem, void *dst, size
 template <typename Done>
 ucs_status_t UcxTransport::wait_until(Done done, Deadline deadline, int peer) {
   while (!done()) {
-    if (api_.ucp_worker_progress(worker_) != 0) continue;
+    api_.ucp_worker_progress(worker_);
     if (!asks_.empty()) serve_pulls();  // a peer may be pulling from us meanwhile
-    Peer &p = peers_[static_cast<size_t>(peer)];
-    if (!deadline.expired() && !p.dead) continue;
+    if (done()) break;
+    // Checked on every pass: a failing endpoint can keep progress busy.
+    if (!deadline.expired() && !peers_[static_cast<size_t>(peer)].dead) continue;
     // What is in flight may still write into the caller's buffer: closing
     // the endpoint by force ends it before we return.
-    ucp_request_param_t prm{};
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    void *close = api_.ucp_ep_close_nbx(p.ep, &prm);
-    if (UCS_PTR_IS_PTR(close)) {
-      while (api_.ucp_request_check_status(close) == UCS_INPROGRESS) api_.ucp_worker_progress(worker_);
-      api_.ucp_request_free(close);
-    }
-    for (int i = 0; i < 16; ++i) api_.ucp_worker_progress(worker_);
-    p.ep = nullptr;  // peer_of() no longer finds it: the engine sees it gone
-    p.dead = true;
+    close_by_force(peer);
     return deadline.expired() ? UCS_ERR_TIMED_OUT : UCS_ERR_CONNECTION_RESET;
   }
   return UCS_OK;
+}
+
+void UcxTransport::close_by_force(int peer) {
+  Peer &p = peers_[static_cast<size_t>(peer)];
+  if (!p.ep) return;
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  void *close = api_.ucp_ep_close_nbx(p.ep, &prm);
+  Deadline until = Deadline::AfterMs(kGoodbyeMs);
+  if (UCS_PTR_IS_PTR(close)) {
+    while (api_.ucp_request_check_status(close) == UCS_INPROGRESS && !until.expired()) api_.ucp_worker_progress(worker_);
+    api_.ucp_request_free(close);
+  }
+  for (int i = 0; i < 16; ++i) api_.ucp_worker_progress(worker_);  // the cancelled requests' callbacks
+  p.ep = nullptr;  // peer_of() no longer finds it: the engine sees it gone
+  if (!p.dead) XC_INFO("UCX: gave up on rank %d; its endpoint is closed", peer);
+  p.dead = true;
 }
 
 std::string UcxTransport::lanes(int peer) const {

@@ -73,6 +73,7 @@ class UcxTransport final : public Transport {
   Status describe(int peer, const void *buf, size_t len, RemoteMem *out) override;
   Status read_remote(int peer, const RemoteMem &mem, void *dst, size_t len) override;
   void release(int peer, const RemoteMem &mem) override;
+  bool revoke_access(int peer, const RemoteMem &mem) override;
 
   // The UCX transports (lanes) that carry frames to peer, in UCX's words
   // ("tcp/eth0"), once the endpoint has been wired up by a first message;
@@ -83,6 +84,7 @@ class UcxTransport final : public Transport {
   struct WireHeader;
   struct SendBuf;
   struct PullHeader;
+  struct PullReply;
   // Bytes that are never zeroed (a frame's payload is written whole).
   struct Bytes {
     std::unique_ptr<char[]> data;
@@ -105,6 +107,7 @@ class UcxTransport final : public Transport {
     int peer;
     const void *buf;
     size_t len;
+    int replies = 0;  // answers to pulls that UCX may still be reading from buf
   };
   // A pull this process asked for and waits on in read_remote.
   struct Inbound {
@@ -157,6 +160,9 @@ class UcxTransport final : public Transport {
   // so nothing in flight to or from it touches the caller's memory later.
   template <typename Done>
   ucs_status_t wait_until(Done done, Deadline deadline, int peer);
+  // Drop the endpoint to peer at once: what is in flight on it ends
+  // (cancelled) and the peer counts as gone. Bounded by a second.
+  void close_by_force(int peer);
   void log_lanes_once(int peer);
 
   UcxOptions opts_;
