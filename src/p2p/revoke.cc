@@ -28,13 +28,7 @@ void P2pEngine::revoke_locked(uint64_t ctx, std::vector<int32_t> members, int or
   revoked_count_.fetch_add(1, std::memory_order_relaxed);
   XC_INFO("communicator %016llx revoked by rank %d%s", static_cast<unsigned long long>(ctx), origin_rank,
           from < 0 ? " (here)" : "");
-  // Its four contexts: point-to-point, collectives, device ops.
-  for (uint64_t c = ctx; c <= ctx + 3; ++c) {
-    aborted_.emplace_back(c, why);
-    cancel_context_locked(c, why);
-  }
-  wake_waiters_locked();  // a waiter in a shared-memory op reads the news at its next check
-  // Pass it on. The payload lives in revoked_ (node-based: it stays put
+  // Pass it on first. The payload lives in revoked_ (node-based: it stays put
   // while frames wait in an outbox). A list too long for one frame goes
   // without it: the receiver is revoked but cannot pass the news on.
   size_t bytes = r.members.size() * sizeof(int32_t);
@@ -50,6 +44,15 @@ void P2pEngine::revoke_locked(uint64_t ctx, std::vector<int32_t> members, int or
     bool fits = bytes <= t->max_payload();
     send_frame(m, h, fits ? r.members.data() : nullptr, fits ? bytes : 0, nullptr);
   }
+  // Then its four contexts (point-to-point, collectives, device ops): after
+  // the news went out, so a NACK for a send withdrawn here reaches its
+  // receiver behind the REVOKE (else it saw XC_ERR_ABORTED, "withdrawn":
+  // 1 of 100 chaos trials).
+  for (uint64_t c = ctx; c <= ctx + 3; ++c) {
+    aborted_.emplace_back(c, why);
+    cancel_context_locked(c, why);
+  }
+  wake_waiters_locked();  // a waiter in a shared-memory op reads the news at its next check
 }
 
 bool P2pEngine::revoked(uint64_t ctx, Status *why) {

@@ -137,14 +137,46 @@ static void die_in(long us) {
   pthread_create(&t, NULL, die_later, (void *)(intptr_t)us);
 }
 
+/* Rank 1 of during_shrink: revoke, start the shrink in a thread, and die
+   us microseconds later (fault injection: a random moment), or as soon as
+   the shrink returns if that comes first, so it never joins a child that
+   the survivors verify. */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static int g_shrunk;
+
+static void *shrink_thread(void *arg) {
+  xc_comm_t child = NULL;
+  (void)xc_comm_shrink((xc_comm_t)arg, NULL, &child);
+  pthread_mutex_lock(&g_mu);
+  g_shrunk = 1;
+  pthread_cond_signal(&g_cv);
+  pthread_mutex_unlock(&g_mu);
+  return NULL;
+}
+
+static void shrink_and_die(xc_comm_t world, long us) {
+  pthread_t t;
+  struct timespec until;
+  FT_CHECK(xc_comm_revoke(world));
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += us * 1000L;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  pthread_create(&t, NULL, shrink_thread, world);
+  pthread_mutex_lock(&g_mu);
+  while (!g_shrunk)
+    if (pthread_cond_timedwait(&g_cv, &g_mu, &until) != 0) break;
+  ft_die();
+}
+
 static void mode_during_shrink(xc_comm_t world) {
   int dead[4096] = {0}, shrinks = 0;
   xc_comm_t child;
   FT_EXPECT(g_size >= 4, "during_shrink needs 4 ranks or more");
   dead[g_size - 1] = dead[1] = 1;
   work(world, g_size - 1, (int)(rnd(1) % 40));
-  /* Fault injection, not synchronisation: the moment is random. */
-  if (ft_world_rank == 1) die_in((long)(rnd(2) % 4000));
+  if (ft_world_rank == 1) shrink_and_die(world, (long)(rnd(2) % 4000));
   child = ft_recover(world, &shrinks);
   ft_check_survivors(child, dead, g_size);
   ft_report("rank 1 was killed during the recovery; shrinks=%d", shrinks);
