@@ -171,7 +171,7 @@ Status comm_grow(xc_comm_s *comm, int nnew, const xc_unique_id_t *id, const xc_c
     const GrowRecord &g = all[static_cast<size_t>(r)];
     if (!g.valid) return Error(XC_ERR_INVALID_ARGUMENT, "rank %d passed an invalid argument to the same grow", r);
     if (g.nnew != nnew)
-      return Error(XC_ERR_INVALID_USAGE, "rank %d passed nnew %d, this rank %d: every rank passes the same", r, g.nnew,
+      return Error(XC_ERR_INVALID_USAGE, "rank %d passed nnew %d and this rank %d: every rank passes the same", r, g.nnew,
                    nnew);
   }
   // A new fabric over old and new processes: the newcomers' connections
