@@ -53,6 +53,12 @@ class Fabric {
   // The bootstrap store (nullptr in a job of one): the way to reach every
   // rank while no transport does.
   bootstrap::StoreClient *store() { return store_.get(); }
+  // How frames reach fabric rank r ("shm", "ucx tcp/eth0"; "self", "none").
+  std::string route_summary(int r) const {
+    if (r == rank_) return "self";
+    Transport *t = transports_.route[static_cast<size_t>(r)];
+    return t ? t->route_summary(r) : "none";
+  }
   // True when a transport reaches every one of these fabric ranks.
   bool reaches_all(const std::vector<int> &ranks) const {
     for (int r : ranks)

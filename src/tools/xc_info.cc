@@ -16,6 +16,7 @@
 #include "base/env.h"
 #include "base/host_id.h"
 #include "gpu/device.h"
+#include "tools/xc_info_peers.h"
 #include "topo/topology.h"
 #include "xcomm.h"
 #include "xcomm_build_config.h"
@@ -168,11 +169,13 @@ void print_text(const Topology &t, const std::string &topo_error, int ranks) {
   printf("xcomm %d.%d.%d (ABI %d)\n\n", major, minor, patch, XC_ABI_VERSION);
   printf("Build\n");
   printf("  hwloc        %s\n", version_or(XC_HWLOC_VERSION, "not found (topology from /sys only)"));
-  printf("  UCX          %s\n", version_or(XC_UCX_VERSION, "not found"));
+  printf("  UCX          %s\n", XC_HAVE_UCX ? (std::string(XC_UCX_VERSION) + " headers; libucp loaded when a job spans hosts").c_str()
+                                         : "not found (no transport between hosts)");
   printf("  CUDA         %s\n", XC_HAVE_CUDA ? "kernels built in (sm_80, sm_90, compute_90 PTX); driver loaded at run time"
                                           : "not built (-Dcuda=disabled or no nvcc): device memory only on XC_DEVICE=emulated");
   printf("  NCCL         not used yet (device memory between hosts is not supported)\n");
-  printf("  transports   shared memory (same host, host memory); CUDA IPC (same host, device memory)\n");
+  printf("  transports   shared memory (same host, host memory); CUDA IPC (same host, device memory)%s\n",
+         XC_HAVE_UCX ? "; UCX (other hosts, host memory; xc-info --peers in a job shows UCX's choice)" : "");
   printf("  device       %s\n\n", device_line().c_str());
 
   printf("Host\n  name         %s\n  host id      %s\n", xc::host_name().c_str(), xc::host_id().c_str());
@@ -230,8 +233,8 @@ void print_json(const Topology &t, const std::string &topo_error, int ranks) {
   int major, minor, patch;
   xc_get_version(&major, &minor, &patch);
   printf("{\n  \"version\": \"%d.%d.%d\",\n  \"abi\": %d,\n", major, minor, patch, XC_ABI_VERSION);
-  printf("  \"build\": {\"hwloc\": \"%s\", \"ucx\": \"%s\", \"cuda\": \"\", \"nccl\": \"\", \"transports\": [\"shm\"]},\n",
-         XC_HWLOC_VERSION, XC_UCX_VERSION);
+  printf("  \"build\": {\"hwloc\": \"%s\", \"ucx\": \"%s\", \"cuda\": \"\", \"nccl\": \"\", \"transports\": [%s]},\n",
+         XC_HWLOC_VERSION, XC_UCX_VERSION, XC_HAVE_UCX ? "\"shm\", \"ucx\"" : "\"shm\"");
   printf("  \"host\": \"%s\",\n  \"host_id\": \"%s\",\n", json_escape(xc::host_name()).c_str(),
          json_escape(xc::host_id()).c_str());
   if (topo_error.empty())
@@ -271,10 +274,13 @@ void print_json(const Topology &t, const std::string &topo_error, int ranks) {
 
 void usage(FILE *to) {
   fprintf(to,
-          "usage: xc-info [--json] [--ranks N]\n"
+          "usage: xc-info [--json] [--ranks N] | --peers\n"
           "  Reports this build of xcomm, the host's topology (XC_TOPO_FILE loads a\n"
           "  description instead of probing), the algorithm each collective would use\n"
-          "  on N ranks (default: the number of cores), and every XC_* setting.\n");
+          "  on N ranks (default: the number of cores), and every XC_* setting.\n"
+          "  --peers, under a launcher (xcrun -n 4 xc-info --peers): joins the job and\n"
+          "  prints how frames travel between its ranks, per peer class (same host,\n"
+          "  other host: shm, or the UCX transports UCX chose).\n");
 }
 
 }  // namespace
@@ -283,7 +289,9 @@ int main(int argc, char **argv) {
   bool json = false;
   int ranks = 0;
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--json") == 0) {
+    if (strcmp(argv[i], "--peers") == 0) {
+      return print_peers();
+    } else if (strcmp(argv[i], "--json") == 0) {
       json = true;
     } else if (strcmp(argv[i], "--ranks") == 0 && i + 1 < argc) {
       ranks = atoi(argv[++i]);

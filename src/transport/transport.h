@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "base/deadline.h"
@@ -93,6 +94,10 @@ class Transport {
   virtual uint32_t prepare_wait() { return 0; }
   virtual bool finish_wait(uint32_t /*token*/, int /*max_ms*/) { return true; }
   virtual void wake_self() {}
+
+  // How frames reach peer, in a few words for xc-info and the logs ("shm
+  // (cma)", "ucx tcp/eth0").
+  virtual std::string route_summary(int peer) const = 0;
 
   // False once the peer's process is known to be gone.
   virtual bool peer_alive(int peer) = 0;

@@ -313,6 +313,7 @@ class FakeTransport final : public xc::Transport {
     hub_.cv_.notify_all();
   }
 
+  std::string route_summary(int /*peer*/) const override { return "fake"; }
   bool peer_alive(int peer) override {
     std::function<void(int, int)> hook;
     {

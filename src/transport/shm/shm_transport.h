@@ -49,6 +49,7 @@ class ShmTransport final : public Transport {
   uint32_t prepare_wait() override;
   bool finish_wait(uint32_t token, int max_ms) override;
   void wake_self() override { own_bell_->ring(); }
+  std::string route_summary(int /*peer*/) const override { return opts_.single_copy ? "shm (cma)" : "shm"; }
   bool peer_alive(int peer) override;
   bool peer_departed(int peer) override;
   void announce_departure() override;

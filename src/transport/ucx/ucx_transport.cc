@@ -581,6 +581,11 @@ std::string UcxTransport::lanes(int peer) const {
   return out;
 }
 
+std::string UcxTransport::route_summary(int peer) const {
+  std::string l = lanes(peer);
+  return "ucx " + (l.empty() ? std::string("(not wired up yet)") : l);
+}
+
 void UcxTransport::log_lanes_once(int peer) {
   Peer &p = peers_[static_cast<size_t>(peer)];
   if (p.announced || static_cast<int>(log_level()) < static_cast<int>(LogLevel::kInfo)) return;

@@ -65,6 +65,7 @@ class UcxTransport final : public Transport {
   size_t poll(FrameSink &sink) override;
   int event_fd() const override { return efd_; }
   bool arm() override;
+  std::string route_summary(int peer) const override;
   bool peer_alive(int peer) override;
   bool peer_departed(int peer) override;
   void announce_departure() override;
