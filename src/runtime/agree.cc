@@ -34,6 +34,7 @@ namespace xc {
 namespace {
 
 enum Kind : int { kState = 0, kPropose = 1, kAck = 2, kCommit = 3 };
+constexpr int kRefreshEveryUs = 200;
 
 struct Proposal {
   uint32_t flag = 0;
@@ -92,7 +93,7 @@ class Agreement {
   Status run(AgreeResult *out) {
     commit_ = std::make_unique<Posted>(e_, ctx_, -1, tag_ + kCommit, wire_bytes());
     for (;;) {
-      refresh_dead();
+      refresh_dead(true);
       int c = 0;
       while (c < n_ && dead_[static_cast<size_t>(c)]) ++c;
       bool decided = false;
@@ -164,7 +165,13 @@ class Agreement {
     e_.post_send(&r);
   }
 
-  void refresh_dead() {
+  // Asking the transports about every member costs a system call each:
+  // not on every poll (refreshes spaced out only delay the news, and a
+  // COMMIT that comes meanwhile waits in its receive).
+  void refresh_dead(bool now = false) {
+    auto t = Deadline::Clock::now();
+    if (!now && t < next_refresh_) return;
+    next_refresh_ = t + std::chrono::microseconds(kRefreshEveryUs);
     for (int j : e_.failed_among(*members_)) dead_[static_cast<size_t>(j)] = 1;
   }
 
@@ -325,6 +332,7 @@ class Agreement {
   std::deque<Request> sends_;
   std::deque<std::vector<char>> send_bufs_;
   Backoff backoff_;
+  Deadline::Clock::time_point next_refresh_{};
 };
 
 }  // namespace
