@@ -272,8 +272,10 @@ xc_result_t xc_comm_revoke(xc_comm_t comm);
    (the same on every survivor; *flag is set in both cases; the message names
    the failed ranks, and xc_comm_get_failed includes them afterwards); any
    other error (XC_ERR_TIMEOUT: a live rank never called it) leaves *flag
-   untouched. Collective over the live ranks of comm; every wait has comm's
-   deadline. Calls on one communicator must not overlap (one thread). */
+   untouched; a NULL flag is XC_ERR_INVALID_ARGUMENT after taking part as 0,
+   so the others do not hang. Collective over the live ranks of comm; every
+   wait has comm's deadline. Calls on one communicator must not overlap (one
+   thread). */
 xc_result_t xc_comm_agree(xc_comm_t comm, int *flag);
 
 /* The ranks of comm this process knows have failed: the failures its

@@ -1,5 +1,6 @@
 // Communicators that survive a failure (xcomm.h: xc_comm_revoke, _agree,
 // _get_failed, _shrink, _grow; docs/fault-tolerance.md).
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -67,14 +68,17 @@ Status comm_revoke(xc_comm_s *comm) {
 }
 
 Status comm_agree(xc_comm_s *comm, int *flag) {
-  if (!flag) return Error(XC_ERR_INVALID_ARGUMENT, "flag is NULL");
+  // A NULL flag still takes part (as 0), so the others do not wait for it
+  // until their deadline.
   AgreeResult res;
   uint32_t number = 0;
-  XC_TRY(run_agreement(comm, static_cast<uint32_t>(*flag), &res, &number));
+  XC_TRY(run_agreement(comm, flag ? static_cast<uint32_t>(*flag) : 0u, &res, &number));
+  if (!flag) return Error(XC_ERR_INVALID_ARGUMENT, "flag is NULL (it took part as 0)");
   *flag = static_cast<int>(res.flag);
   std::string failed = rank_list(res.failed);
   if (!failed.empty())
-    return Error(XC_ERR_PEER_FAILED, "the survivors agreed (flag 0x%x) that rank(s) %s failed", static_cast<unsigned>(*flag), failed.c_str());
+    return Error(XC_ERR_PEER_FAILED, "the survivors agreed (flag 0x%x) that rank(s) %s failed",
+                 static_cast<unsigned>(*flag), failed.c_str());
   return Status::Ok();
 }
 
