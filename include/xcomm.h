@@ -274,15 +274,15 @@ xc_result_t xc_comm_revoke(xc_comm_t comm);
    other error (XC_ERR_TIMEOUT: a live rank never called it) leaves *flag
    untouched; a NULL flag is XC_ERR_INVALID_ARGUMENT after taking part as 0,
    so the others do not hang. Collective over the live ranks of comm; every
-   wait has comm's deadline. Calls on one communicator must not overlap (one
-   thread). */
+   wait has comm's deadline. Thread safety: agreements (and shrinks) on one
+   communicator must not overlap; other threads may use other ones. */
 xc_result_t xc_comm_agree(xc_comm_t comm, int *flag);
 
 /* The ranks of comm this process knows have failed: the failures its
    transports have seen, and those agreed on by xc_comm_agree or
    xc_comm_shrink. *n becomes their number; ranks, when not NULL, must hold
    comm's size entries and receives them in increasing order. Local; never
-   blocks (it asks the transports once). */
+   blocks (it asks the transports once). Thread safety: safe. */
 xc_result_t xc_comm_get_failed(xc_comm_t comm, int *n, int *ranks);
 
 /* A communicator of the survivors of comm: the live ranks agree (as in
@@ -294,7 +294,8 @@ xc_result_t xc_comm_get_failed(xc_comm_t comm, int *n, int *ranks);
    dies during the call is left out if the survivors learn of it in time, or
    else shows as XC_ERR_PEER_FAILED in the child's first op (then shrink the
    child). Collective over the live ranks of comm. cfg may be NULL (inherit
-   comm's). *out is owned by the caller and released with xc_comm_free. */
+   comm's). *out is owned by the caller and released with xc_comm_free.
+   Thread safety: as xc_comm_agree. */
 xc_result_t xc_comm_shrink(xc_comm_t comm, const xc_config_t *cfg, xc_comm_t *out);
 
 /* Grow comm by nnew ranks started elsewhere (elastic training): the grown
@@ -312,7 +313,8 @@ xc_result_t xc_comm_shrink(xc_comm_t comm, const xc_config_t *cfg, xc_comm_t *ou
    nnew >= 0 (0: a copy of comm on new connections). Collective over comm's
    ranks and the new processes; waits up to the deadline of cfg (NULL:
    comm's) for the new processes. comm must have no failed ranks (shrink it
-   first). *out is owned by the caller and released with xc_comm_free. */
+   first). *out is owned by the caller and released with xc_comm_free.
+   Thread safety: as xc_comm_split. */
 xc_result_t xc_comm_grow(xc_comm_t comm, int nnew, const xc_unique_id_t *id, const xc_config_t *cfg,
                          xc_comm_t *out);
 
