@@ -193,6 +193,27 @@ bool valid_token(const std::string &s) {
   return true;
 }
 
+// Ranks per node where the launcher says the nodes hold equal blocks: xcrun
+// with XC_NNODES (and XC_LOCAL_SIZE), torchrun with GROUP_WORLD_SIZE and
+// LOCAL_WORLD_SIZE (its nodes all run --nproc-per-node ranks). 0 otherwise.
+Status detect_node_layout(const LaunchInfo &info, int *per_node) {
+  *per_node = 0;
+  Var nodes = info.launcher == "xcrun" ? var("XC_NNODES") : var("GROUP_WORLD_SIZE");
+  Var local = info.launcher == "xcrun" ? var("XC_LOCAL_SIZE") : var("LOCAL_WORLD_SIZE");
+  if ((info.launcher != "xcrun" && info.launcher != "torchrun") || !nodes.set || !local.set) return Status::Ok();
+  int n = 0, per = 0;
+  XC_TRY(parse_int(nodes, &n));
+  XC_TRY(parse_int(local, &per));
+  if (n < 1 || per < 1 || static_cast<long long>(n) * per != info.size) {
+    if (info.launcher == "xcrun")
+      return Error(XC_ERR_INVALID_ARGUMENT, "%s=%s nodes of %s=%s ranks do not make %d ranks", nodes.name,
+                   nodes.value.c_str(), local.name, local.value.c_str(), info.size);
+    return Status::Ok();  // torchrun's elastic sizes may differ per node: no layout to tell
+  }
+  *per_node = per;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status parse_host_port(const std::string &text, std::string *host, uint16_t *port) {
@@ -338,6 +359,8 @@ Status detect_launch(LaunchInfo *out) {
       if (info.launcher == p[0]) prefix = p[1];
     info.job_id = prefix + "-" + hash_hex("job;" + identity).substr(0, 12);
   }
+
+  XC_TRY(detect_node_layout(info, &info.ranks_per_node));
 
   XC_INFO("launch: %s, rank %d of %d, local rank hint %d, store %s, job %s", info.launcher.c_str(), info.rank,
           info.size, info.local_rank_hint, where.empty() ? "(none)" : where.c_str(), info.job_id.c_str());

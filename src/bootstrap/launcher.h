@@ -20,6 +20,10 @@ struct LaunchInfo {
   std::string token;         // XC_STORE_TOKEN, or derived from the launcher's job id
   int store_fd = -1;         // XC_STORE_FD: a listening socket for rank 0 to serve on
   std::string job_id;        // names shared-memory segments; unique per job
+  // Ranks per node when the launcher lays nodes out in blocks (node k holds
+  // ranks k*n .. k*n+n-1: xcrun --nnodes, torchrun); 0 when unknown. Only
+  // for messages: a start-up timeout names the nodes that never arrived.
+  int ranks_per_node = 0;
 };
 
 // Parse the environment. Errors: inconsistent or malformed variables, or a

@@ -107,9 +107,11 @@ class StoreClient {
 size_t store_max_value();
 
 // Every rank publishes `mine` under prefix/<rank> and reads everyone's, in
-// rank order. On timeout the error names the ranks that never arrived.
+// rank order. On timeout the error names the ranks that never arrived, and
+// with ranks_per_node > 0 (node k holds ranks k*n .. k*n+n-1) their nodes.
 Status store_allgather(StoreClient &store, const std::string &prefix, int rank, int nranks,
-                       const std::string &mine, Deadline deadline, std::vector<std::string> *all);
+                       const std::string &mine, Deadline deadline, std::vector<std::string> *all,
+                       int ranks_per_node = 0);
 
 // All nranks reach this point (a counter under key). The error on timeout says
 // how many arrived.

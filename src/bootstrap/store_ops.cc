@@ -37,6 +37,17 @@ std::string rank_list(const std::vector<int> &ranks) {
   return s;
 }
 
+// " (node rank 1, of nodes with 2 ranks each)" for the nodes the missing
+// ranks (ascending) belong to; "" when the layout is unknown.
+std::string node_list(const std::vector<int> &missing, int per_node) {
+  if (per_node < 1) return "";
+  std::vector<int> nodes;
+  for (int r : missing)
+    if (nodes.empty() || nodes.back() != r / per_node) nodes.push_back(r / per_node);
+  std::string s = rank_list(nodes);  // "rank 1" / "ranks 1, 3"
+  return " (node " + s + ", of nodes with " + std::to_string(per_node) + " ranks each)";
+}
+
 bool fill_random(unsigned char *buf, size_t n) {
   size_t done = 0;
   while (done < n) {
@@ -110,7 +121,7 @@ std::string make_token() {
 // about 4n requests. The per-rank keys stay, so a timeout can name the ranks
 // that never arrived.
 Status store_allgather(StoreClient &store, const std::string &prefix, int rank, int nranks, const std::string &mine,
-                       Deadline deadline, std::vector<std::string> *all) {
+                       Deadline deadline, std::vector<std::string> *all, int ranks_per_node) {
   if (nranks < 1 || rank < 0 || rank >= nranks || !all)
     return Error(XC_ERR_INVALID_ARGUMENT, "bootstrap allgather '%s': rank %d of %d ranks is out of range",
                  prefix.c_str(), rank, nranks);
@@ -187,8 +198,8 @@ Status store_allgather(StoreClient &store, const std::string &prefix, int rank, 
     if (missing.empty())
       return Error(XC_ERR_TIMEOUT, "%s timed out after %d ms: every rank arrived, but only just", ctx.c_str(),
                    waited_ms);
-    return Error(XC_ERR_TIMEOUT, "%s timed out after %d ms: %s never arrived", ctx.c_str(), waited_ms,
-                 rank_list(missing).c_str());
+    return Error(XC_ERR_TIMEOUT, "%s timed out after %d ms: %s never arrived%s", ctx.c_str(), waited_ms,
+                 rank_list(missing).c_str(), node_list(missing, ranks_per_node).c_str());
   }
   if (packed == "I") {
     for (int r = 0; r < nranks; ++r) XC_TRY_CTX(store.get(key_of(r), deadline, &out[static_cast<size_t>(r)]), ctx);

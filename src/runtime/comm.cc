@@ -463,6 +463,7 @@ Status comm_init_world(const xc_config_t *user_cfg, xc_comm_s **out) {
   setup.serve_store = li.rank == 0;
   setup.token = li.token;
   setup.job_id = li.job_id;
+  setup.ranks_per_node = li.ranks_per_node;
   setup.timeout_ms = cfg.timeout_ms;
   setup.thread_safe = cfg.thread_mode != XC_THREAD_SERIALIZED;
   std::shared_ptr<Fabric> fabric;

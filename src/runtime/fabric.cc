@@ -82,7 +82,7 @@ Status Fabric::bootstrap(const FabricSetup &setup) {
     XC_TRY(bootstrap::StoreClient::connect(setup.store_host, setup.store_port, setup.token, deadline, &store_));
     std::vector<std::string> all;
     XC_TRY(bootstrap::store_allgather(*store_, "init", rank_, size_, cards[static_cast<size_t>(rank_)].encode(),
-                                      deadline, &all));
+                                      deadline, &all, setup.ranks_per_node));
     for (int r = 0; r < size_; ++r) XC_TRY(RankCard::decode(all[static_cast<size_t>(r)], r, &cards[static_cast<size_t>(r)]));
   }
 

@@ -33,6 +33,7 @@ struct FabricSetup {
   std::string job_id;
   uint64_t timeout_ms = 300000;
   bool thread_safe = true;
+  int ranks_per_node = 0;  // the launcher's node layout, for start-up messages; 0 unknown
 };
 
 class Fabric {

@@ -25,7 +25,7 @@ namespace {
 int clear_env(void **) {
   static const char *const kPrefixes[] = {"XC_", "SLURM_", "OMPI_", "PMI_", "PMIX_", "TORCHELASTIC_"};
   static const char *const kNames[] = {"RANK",        "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-                                       "MASTER_ADDR", "MASTER_PORT", "MPI_LOCALRANKID"};
+                                       "MASTER_ADDR", "MASTER_PORT", "MPI_LOCALRANKID", "GROUP_WORLD_SIZE"};
   std::vector<std::string> doomed;
   for (char **e = environ; *e; ++e) {
     std::string kv = *e;
@@ -75,6 +75,36 @@ void test_none(void **) {
   assert_true(valid_job_id(info.job_id));
   // Two single processes do not share segment names.
   assert_true(detect_ok().job_id != info.job_id);
+}
+
+// Nodes in blocks (xcrun --nnodes, torchrun): ranks per node for the
+// start-up timeout's message; a layout that does not add up is an error
+// under xcrun, ignored under torchrun (elastic sizes).
+void test_node_layout(void **) {
+  set("XC_RANK", "5");
+  set("XC_SIZE", "6");
+  set("XC_LOCAL_RANK", "1");
+  set("XC_STORE_ADDR", "node0:1234");
+  assert_int_equal(detect_ok().ranks_per_node, 0);  // one node: no layout
+  set("XC_NNODES", "3");
+  set("XC_NODE_RANK", "2");
+  set("XC_LOCAL_SIZE", "2");
+  assert_int_equal(detect_ok().ranks_per_node, 2);
+  set("XC_LOCAL_SIZE", "4");
+  LaunchInfo info;
+  expect_error(detect_launch(&info), XC_ERR_INVALID_ARGUMENT, "XC_NNODES=3 nodes of XC_LOCAL_SIZE=4 ranks do not make 6");
+  clear_env(nullptr);
+  set("RANK", "5");
+  set("WORLD_SIZE", "8");
+  set("LOCAL_RANK", "1");
+  set("LOCAL_WORLD_SIZE", "4");
+  set("MASTER_ADDR", "node0");
+  set("MASTER_PORT", "29500");
+  assert_int_equal(detect_ok().ranks_per_node, 0);  // no GROUP_WORLD_SIZE
+  set("GROUP_WORLD_SIZE", "2");
+  assert_int_equal(detect_ok().ranks_per_node, 4);
+  set("GROUP_WORLD_SIZE", "3");
+  assert_int_equal(detect_ok().ranks_per_node, 0);
 }
 
 void test_xcrun(void **) {
@@ -366,6 +396,7 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(test_none, clear_env),
       cmocka_unit_test_setup(test_xcrun, clear_env),
+      cmocka_unit_test_setup(test_node_layout, clear_env),
       cmocka_unit_test_setup(test_torchrun, clear_env),
       cmocka_unit_test_setup(test_openmpi, clear_env),
       cmocka_unit_test_setup(test_slurm, clear_env),

@@ -353,6 +353,10 @@ void test_allgather_timeout_names_missing(void **) {
   std::vector<std::string> out;
   expect_error(store_allgather(*c, "init", 0, kRanks, "v", Deadline::AfterMs(50), &out), XC_ERR_TIMEOUT,
                ": rank 5 never arrived");
+  // Nodes of 2 ranks (rank r on node r / 2): rank 0 alone names the nodes
+  // of ranks 1 to 5, each once.
+  expect_error(store_allgather(*c, "nodes", 0, kRanks, "v", Deadline::AfterMs(50), &out, 2), XC_ERR_TIMEOUT,
+               ": ranks 1, 2, 3, 4, 5 never arrived (node ranks 0, 1, 2, of nodes with 2 ranks each)");
 }
 
 // Values too large to publish together (over kMaxValueBytes in all) are read

@@ -70,13 +70,7 @@ int bind_loopback(bool listening, const char *what, uint16_t *port) {
 void open_store_socket(Job *job) {
   uint16_t port = 0;
   int fd = bind_loopback(true, "cannot open the rendezvous socket on 127.0.0.1", &port);
-  if (fd < 3) {
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    if (high < 0) die(std::string("fcntl: ") + strerror(errno));
-    close(fd);
-    fd = high;
-  }
-  job->store_fd = fd;
+  job->store_fd = above_stdio(fd);
   job->port = port;
 }
 
@@ -93,12 +87,23 @@ uint16_t free_port() {
 
 }  // namespace
 
-Job make_job() {
+int above_stdio(int fd) {
+  if (fd >= 3) return fd;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (high < 0) die(std::string("fcntl: ") + strerror(errno));
+  close(fd);
+  return high;
+}
+
+Job make_job(const Options &o) {
+  if (o.nnodes > 0) return make_multinode_job(o);
   Job job;
   job.id = "j" + std::to_string(getpid()) + "-" + random_hex(4);
   job.token = random_hex(16);
   open_store_socket(&job);
   job.master_port = free_port();
+  job.store_addr = "127.0.0.1:" + std::to_string(job.port);
+  job.master_addr = "127.0.0.1";
   return job;
 }
 
@@ -121,16 +126,22 @@ std::vector<std::string> common_env(const Options &o) {
   return env;
 }
 
-std::vector<std::string> rank_env(const std::vector<std::string> &common, const Job &job, int rank, int np,
+std::vector<std::string> rank_env(const std::vector<std::string> &common, const Options &o, const Job &job, int local,
                                   const Placement &place) {
   std::vector<std::string> env = common;
   auto set = [&](const char *name, const std::string &value) { env.push_back(std::string(name) + "=" + value); };
-  std::string r = std::to_string(rank), n = std::to_string(np), port = std::to_string(job.port);
+  int rank = o.rank_base() + local;
+  std::string r = std::to_string(rank), n = std::to_string(o.world_size());
+  std::string lr = std::to_string(local), ln = std::to_string(o.np);
   set("XC_RANK", r);
   set("XC_SIZE", n);
-  set("XC_LOCAL_RANK", r);  // every rank is on this host
-  set("XC_LOCAL_SIZE", n);
-  set("XC_STORE_ADDR", "127.0.0.1:" + port);
+  set("XC_LOCAL_RANK", lr);
+  set("XC_LOCAL_SIZE", ln);
+  if (o.nnodes > 0) {  // the layout, so a start-up timeout can name the nodes that never came
+    set("XC_NNODES", std::to_string(o.nnodes));
+    set("XC_NODE_RANK", std::to_string(o.node_rank));
+  }
+  set("XC_STORE_ADDR", job.store_addr);
   set("XC_STORE_TOKEN", job.token);
   set("XC_JOB_ID", job.id);
   if (rank == 0) set("XC_STORE_FD", std::to_string(job.store_fd));
@@ -142,13 +153,12 @@ std::vector<std::string> rank_env(const std::vector<std::string> &common, const 
   // torch.distributed's TCPStore, which rank 0 binds: a port of its own.
   set("RANK", r);
   set("WORLD_SIZE", n);
-  set("LOCAL_RANK", r);
-  set("LOCAL_WORLD_SIZE", n);
-  set("MASTER_ADDR", "127.0.0.1");
+  set("LOCAL_RANK", lr);
+  set("LOCAL_WORLD_SIZE", ln);
+  set("MASTER_ADDR", job.master_addr);
   set("MASTER_PORT", std::to_string(job.master_port));
   return env;
 }
-
 
 // ------------------------------------------------------------- placement
 //

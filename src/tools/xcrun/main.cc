@@ -44,6 +44,10 @@ namespace {
 
 // The library names its shared-memory segments /dev/shm/xcomm-<job>-* and
 // unlinks them itself; a crashed rank cannot, so xcrun sweeps after it.
+// Nodes of one job (--nnodes) share the job id; where they also share
+// /dev/shm (network namespaces on one machine, tests/multihost) a node that
+// ends first could sweep another's files, but only those of a start-up
+// still under way: the library unlinks each name once its peers attached.
 void remove_shm_leftovers(const std::string &job_id) {
   DIR *dir = opendir("/dev/shm");
   if (!dir) return;
@@ -58,10 +62,10 @@ void remove_shm_leftovers(const std::string &job_id) {
 
 // --report-bindings: one line per rank, "rank 0: cpus 0-3 (core on NUMA
 // node 0); GPU 0; NIC mlx5_0".
-void report_bindings(const std::vector<Placement> &places) {
+void report_bindings(const std::vector<Placement> &places, int base) {
   for (size_t r = 0; r < places.size(); ++r) {
     const Placement &p = places[r];
-    say("rank " + std::to_string(r) + ": cpus " + cpu_list_text(p.cpus) + " (" + p.how + "); GPU " +
+    say("rank " + std::to_string(base + int(r)) + ": cpus " + cpu_list_text(p.cpus) + " (" + p.how + "); GPU " +
         (p.gpu >= 0 ? std::to_string(p.gpu) : "none") + "; NIC " + (p.nic.empty() ? "none" : p.nic));
   }
 }
@@ -82,11 +86,11 @@ int run(int argc, char **argv) {
   parent.old_nofile = raise_fd_limit(opts.np, opts.tag_output);
 
   std::vector<Placement> places = place_ranks(opts);
-  if (opts.report_bindings) report_bindings(places);
-  Job job = make_job();
+  if (opts.report_bindings) report_bindings(places, opts.rank_base());
+  Job job = make_job(opts);
   std::vector<Rank> ranks(size_t(opts.np));
   int started = spawn_ranks(opts, job, parent, places, &ranks);
-  close(job.store_fd);  // rank 0 has its own copy; nobody else may hold it
+  if (job.store_fd >= 0) close(job.store_fd);  // rank 0 has its own copy; nobody else may hold it
   ranks.resize(size_t(started));
 
   int code = supervise(opts, std::move(ranks), sigfd, started < opts.np);

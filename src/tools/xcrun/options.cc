@@ -21,13 +21,15 @@ const char *const kManagedVars[] = {
     "XC_RANK",       "XC_SIZE",    "XC_LOCAL_RANK", "XC_LOCAL_SIZE",    "XC_STORE_ADDR",
     "XC_STORE_TOKEN", "XC_STORE_FD", "XC_JOB_ID",   "RANK",             "WORLD_SIZE",
     "LOCAL_RANK",    "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "XC_LOCAL_GPU", "XC_LOCAL_NIC",
+    "XC_NNODES",     "XC_NODE_RANK",
 };
 
 const char kUsage[] =
     "usage: xcrun -n N [options] [--] program [args...]\n"
+    "       xcrun --nnodes M --node-rank K --rdzv HOST:PORT -n N [options] [--] program [args...]\n"
     "Starts N ranks of program on this host and stops them all when one fails.\n"
     "\n"
-    "  -n, --np N             number of ranks, 1..4096 (required)\n"
+    "  -n, --np N             number of ranks on this host, 1..4096 (required)\n"
     "  -x, --env VAR=VALUE    set VAR in the environment of every rank (repeatable)\n"
     "      --tag-output       prefix every line the ranks print with \"[rank] \"\n"
     "      --timeout SECONDS  stop the job after this wall time and exit 124\n"
@@ -39,6 +41,12 @@ const char kUsage[] =
     "                         core when every NUMA node has a core for each of its ranks,\n"
     "                         else none)\n"
     "      --report-bindings  print each rank's cpus, GPU and NIC on stderr\n"
+    "      --nnodes M         the job spans M hosts: run xcrun on each with the same\n"
+    "                         --nnodes, --rdzv, --job-id and -n (every node runs N ranks)\n"
+    "      --node-rank K      this host's place, 0..M-1: its ranks are K*N .. K*N+N-1\n"
+    "      --rdzv HOST:PORT   where rank 0 (on node 0, which must be HOST) serves the\n"
+    "                         bootstrap store; [IPv6]:PORT; PORT+1 is MASTER_PORT\n"
+    "      --job-id ID        tells apart jobs that reuse one --rdzv (default: none)\n"
     "  -h, --help             print this help\n"
     "      --version          print the version\n"
     "\n"
@@ -58,6 +66,15 @@ const char kUsage[] =
     "in contiguous blocks (neighbouring ranks share a node). --bind-to core gives each\n"
     "rank one core of its node, spread evenly over the node; numa, all of the node;\n"
     "none leaves the ranks where xcrun is. Only cpus xcrun may itself use are given.\n"
+    "\n"
+    "Across hosts (--nnodes): XC_SIZE and WORLD_SIZE are M*N, XC_LOCAL_RANK and\n"
+    "XC_LOCAL_SIZE count this host's ranks, XC_NNODES and XC_NODE_RANK say the layout,\n"
+    "XC_STORE_ADDR is HOST:PORT, MASTER_ADDR is HOST and MASTER_PORT is PORT+1 (torch's\n"
+    "own store needs a port of its own). Node 0 listens on PORT on all its addresses\n"
+    "before its ranks start. The job id and the store token are derived from --rdzv and\n"
+    "--job-id, so every node computes the same; the token is then not secret: export the\n"
+    "same random XC_STORE_TOKEN to xcrun on every node for one that is. A node that\n"
+    "never arrives fails the job after XC_TIMEOUT, naming its node rank.\n"
     "\n"
     "Exit status: 0 when every rank exits 0; else the status of the first rank that\n"
     "failed (128+N when signal N killed it; with --keep-going the first killed by a\n"
@@ -100,6 +117,49 @@ void check_env_assignment(const char *text) {
   if (is_managed_var(name)) usage_error("-x " + name + ": xcrun sets this variable itself");
 }
 
+// HOST:PORT or [IPv6]:PORT. PORT stops at 65534: PORT+1 is MASTER_PORT.
+void parse_rdzv(const char *text, Options *o) {
+  std::string t = text, host, port;
+  auto bad = [&](const std::string &why) { usage_error("--rdzv wants HOST:PORT, not '" + t + "': " + why); };
+  if (!t.empty() && t[0] == '[') {
+    size_t close = t.find(']');
+    if (close == std::string::npos || close + 1 >= t.size() || t[close + 1] != ':') bad("write [IPv6]:PORT");
+    host = t.substr(1, close - 1);
+    port = t.substr(close + 2);
+  } else {
+    size_t colon = t.rfind(':');
+    if (colon == std::string::npos) bad("the port is missing");
+    host = t.substr(0, colon);
+    port = t.substr(colon + 1);
+    if (host.find(':') != std::string::npos) bad("write an IPv6 address in brackets");
+  }
+  if (host.empty()) bad("the host is empty");
+  for (char c : host)
+    if (c <= ' ' || c > '~') bad("the host has spaces or unprintable characters");
+  long n = 0;
+  if (!parse_int(port.c_str(), &n) || n < 1 || n > 65534) bad("the port must be a number from 1 to 65534");
+  o->rdzv = t;
+  o->rdzv_host = host;
+  o->rdzv_port = static_cast<uint16_t>(n);
+}
+
+// The options of a job over several nodes go together.
+void check_nodes(const Options &o, bool node_rank_given) {
+  if (o.nnodes == 0) {
+    if (node_rank_given || !o.rdzv.empty() || !o.job_id.empty())
+      usage_error("--node-rank, --rdzv and --job-id belong to a job over several nodes: add --nnodes M");
+    return;
+  }
+  if (!node_rank_given) usage_error("--nnodes wants --node-rank K: this host's place in the job");
+  if (o.rdzv.empty()) usage_error("--nnodes wants --rdzv HOST:PORT: where node 0 serves the bootstrap store");
+  if (o.node_rank >= o.nnodes)
+    usage_error("--node-rank " + std::to_string(o.node_rank) + " is out of range: the " + std::to_string(o.nnodes) +
+                " nodes are 0.." + std::to_string(o.nnodes - 1));
+  if (long(o.nnodes) * o.np > kMaxWorld)
+    usage_error("--nnodes " + std::to_string(o.nnodes) + " x -n " + std::to_string(o.np) + " is more than " +
+                std::to_string(kMaxWorld) + " ranks");
+}
+
 }  // namespace
 
 bool is_managed_var(const std::string &name) {
@@ -109,7 +169,10 @@ bool is_managed_var(const std::string &name) {
 }
 
 Options parse_options(int argc, char **argv) {
-  enum { kTagOutput = 1000, kTimeout, kGrace, kVersion, kBindTo, kReportBindings, kKeepGoing };
+  enum {
+    kTagOutput = 1000, kTimeout, kGrace, kVersion, kBindTo, kReportBindings, kNnodes, kNodeRank, kRdzv, kJobId,
+    kKeepGoing
+  };
   static const option longs[] = {
       {"np", required_argument, nullptr, 'n'},
       {"env", required_argument, nullptr, 'x'},
@@ -119,11 +182,16 @@ Options parse_options(int argc, char **argv) {
       {"keep-going", no_argument, nullptr, kKeepGoing},
       {"bind-to", required_argument, nullptr, kBindTo},
       {"report-bindings", no_argument, nullptr, kReportBindings},
+      {"nnodes", required_argument, nullptr, kNnodes},
+      {"node-rank", required_argument, nullptr, kNodeRank},
+      {"rdzv", required_argument, nullptr, kRdzv},
+      {"job-id", required_argument, nullptr, kJobId},
       {"help", no_argument, nullptr, 'h'},
       {"version", no_argument, nullptr, kVersion},
       {nullptr, 0, nullptr, 0},
   };
   Options o;
+  bool node_rank_given = false;
   opterr = 0;  // the messages below say more than getopt's
   // '+': options end at the first non-option, which is the program; ':':
   // report a missing argument as ':' rather than '?'.
@@ -166,6 +234,25 @@ Options parse_options(int argc, char **argv) {
         break;
       case kReportBindings: o.report_bindings = true; break;
       case kKeepGoing: o.keep_going = true; break;
+      case kNnodes:
+        if (!parse_int(optarg, &n) || n < 1 || n > kMaxWorld)
+          usage_error(std::string("--nnodes wants a number of nodes from 1 to ") + std::to_string(kMaxWorld) +
+                      ", not '" + optarg + "'");
+        o.nnodes = static_cast<int>(n);
+        break;
+      case kNodeRank:
+        if (!parse_int(optarg, &n) || n < 0 || n >= kMaxWorld)
+          usage_error(std::string("--node-rank wants a node number from 0, not '") + optarg + "'");
+        o.node_rank = static_cast<int>(n);
+        node_rank_given = true;
+        break;
+      case kRdzv: parse_rdzv(optarg, &o); break;
+      case kJobId:
+        o.job_id = optarg;
+        for (char ch : o.job_id)
+          if (ch <= ' ' || ch > '~') usage_error("--job-id wants printable characters without spaces");
+        if (o.job_id.empty() || o.job_id.size() > 256) usage_error("--job-id wants 1 to 256 characters");
+        break;
       case 'h': fputs(kUsage, stdout); exit(0);
       case kVersion: printf("xcrun (xcomm) %s\n", XC_VERSION_STRING); exit(0);
       case ':': usage_error(std::string("option '") + argv[optind - 1] + "' needs a value");
@@ -176,6 +263,7 @@ Options parse_options(int argc, char **argv) {
     }
   }
   if (o.np == 0) usage_error("the number of ranks (-n N) is required");
+  check_nodes(o, node_rank_given);
   if (optind >= argc) usage_error("no program to run");
   o.argv.assign(argv + optind, argv + argc);
   o.argv.push_back(nullptr);

@@ -65,7 +65,7 @@ void write_message(const char *const *parts, size_t count) {
   if (stdio.in >= 0) dup2(stdio.in, 0);  // dup2 leaves the copy without close-on-exec
   if (stdio.out >= 0) dup2(stdio.out, 1);
   if (stdio.err >= 0) dup2(stdio.err, 2);
-  if (rank == 0) fcntl(job.store_fd, F_SETFD, 0);
+  if (rank == 0 && job.store_fd >= 0) fcntl(job.store_fd, F_SETFD, 0);  // node 0 only
   // Binding is a matter of speed: a rank that cannot be bound still runs.
   if (!place.mask.empty() &&
       sched_setaffinity(0, place.mask.size() * sizeof(unsigned long),
@@ -84,7 +84,7 @@ void write_message(const char *const *parts, size_t count) {
 // Forks one rank. Returns false, with errno set, if it could not be started.
 bool start_rank(const Options &o, const Job &job, const ParentState &parent, const std::vector<std::string> &common,
                 const Placement &place, int rank, int stdin_fd, Rank *r) {
-  std::vector<std::string> env = rank_env(common, job, rank, o.np, place);
+  std::vector<std::string> env = rank_env(common, o, job, rank, place);
   std::vector<char *> envp;
   for (std::string &kv : env) envp.push_back(kv.data());
   envp.push_back(nullptr);
@@ -116,8 +116,8 @@ bool start_rank(const Options &o, const Job &job, const ParentState &parent, con
   setpgid(pid, pid);  // also here, so the group exists before any kill(-pid)
   r->pid = pid;
   r->running = true;
-  r->out = {out.read_end, 1, rank, {}, false};
-  r->err = {err.read_end, 2, rank, {}, false};
+  r->out = {out.read_end, 1, o.rank_base() + rank, {}, false};
+  r->err = {err.read_end, 2, o.rank_base() + rank, {}, false};
   return true;
 }
 

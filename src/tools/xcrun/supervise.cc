@@ -102,6 +102,8 @@ class Supervisor {
   }
 
   int rank_of(const Rank &r) const { return int(&r - ranks_.data()); }
+  // The rank as the job knows it, for messages (rank_of is this node's index).
+  int global_rank(int local) const { return opts_.rank_base() + local; }
 
   int open_streams() const {
     int n = 0;
@@ -132,7 +134,7 @@ class Supervisor {
     if (passed(&give_up_deadline_, now) && running_ > 0) {
       for (const Rank &r : ranks_)
         if (r.running)
-          say("rank " + std::to_string(rank_of(r)) + " (pid " + std::to_string(r.pid) +
+          say("rank " + std::to_string(global_rank(rank_of(r))) + " (pid " + std::to_string(r.pid) +
               ") did not exit after SIGKILL; giving up on it");
       return false;
     }
@@ -243,7 +245,7 @@ class Supervisor {
   // --keep-going: the failure is said now, and the others run on.
   void on_rank_failed_keep_going(const Rank &r, int status) {
     kept_failures_.push_back({rank_of(r), status});
-    std::string what = "rank " + std::to_string(rank_of(r)) + " (pid " + std::to_string(r.pid) + ") " +
+    std::string what = "rank " + std::to_string(global_rank(rank_of(r))) + " (pid " + std::to_string(r.pid) + ") " +
                        how_it_ended(status);
     if (running_ > 0) what += "; the other " + plural(running_, "rank") + " keep going (--keep-going)";
     say(what);
@@ -255,7 +257,7 @@ class Supervisor {
   void summarize_kept_failures() {
     std::string list;
     for (const Failure &f : kept_failures_)
-      list += (list.empty() ? "" : ", ") + std::string("rank ") + std::to_string(f.rank) + " (" +
+      list += (list.empty() ? "" : ", ") + std::string("rank ") + std::to_string(global_rank(f.rank)) + " (" +
               (WIFSIGNALED(f.status) ? "signal " + std::to_string(WTERMSIG(f.status))
                                      : "exit status " + std::to_string(WEXITSTATUS(f.status))) + ")";
     say(plural(int(kept_failures_.size()), "rank") + " failed: " + list);
@@ -291,7 +293,7 @@ class Supervisor {
     int code = describe_failure(*first);
     for (const Failure &f : failures_)
       if (&f != &*first)
-        say("rank " + std::to_string(f.rank) + " (pid " + std::to_string(ranks_[size_t(f.rank)].pid) +
+        say("rank " + std::to_string(global_rank(f.rank)) + " (pid " + std::to_string(ranks_[size_t(f.rank)].pid) +
             ") also ended, " + (WIFSIGNALED(f.status) ? "by signal " + std::to_string(WTERMSIG(f.status))
                                                        : "with exit status " + std::to_string(WEXITSTATUS(f.status))));
     failures_.clear();
@@ -306,7 +308,7 @@ class Supervisor {
   int describe_failure(const Failure &f) {
     const Rank &r = ranks_[size_t(f.rank)];
     int status = f.status;
-    std::string what = "rank " + std::to_string(f.rank) + " (pid " + std::to_string(r.pid) + ") ";
+    std::string what = "rank " + std::to_string(global_rank(f.rank)) + " (pid " + std::to_string(r.pid) + ") ";
     int code;
     if (WIFSIGNALED(status)) {
       int sig = WTERMSIG(status);

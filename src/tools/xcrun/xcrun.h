@@ -14,7 +14,8 @@
 
 namespace xcrun {
 
-constexpr int kMaxRanks = 4096;
+constexpr int kMaxRanks = 4096;      // on one node
+constexpr int kMaxWorld = 1 << 20;   // over all nodes
 constexpr int kUsageExit = 2;
 constexpr int kTimeoutExit = 124;
 constexpr int kExecFailedExit = 127;
@@ -39,6 +40,17 @@ struct Options {
   bool keep_going = false;  // a failed rank does not stop the others (fault-tolerant programs)
   std::vector<std::string> extra_env;  // VAR=VALUE
   std::vector<char *> argv;            // program and its arguments, null-terminated
+
+  // One node of a job over several (--nnodes): 0 means this host's job alone.
+  int nnodes = 0;
+  int node_rank = 0;
+  std::string rdzv;       // --rdzv as given, HOST:PORT ([v6]:PORT)
+  std::string rdzv_host;  // without brackets
+  uint16_t rdzv_port = 0;
+  std::string job_id;     // --job-id; "" when not given
+  // Global rank of this node's local rank 0 (every node runs np ranks).
+  int rank_base() const { return nnodes > 0 ? node_rank * np : 0; }
+  int world_size() const { return nnodes > 0 ? nnodes * np : np; }
 };
 
 // Parses the command line; exits 2 with the usage on a mistake, 0 after
@@ -54,7 +66,9 @@ bool is_managed_var(const std::string &name);
 struct Job {
   std::string id;     // [A-Za-z0-9_-] only: it becomes part of /dev/shm names
   std::string token;  // shared secret of the bootstrap store
-  int store_fd = -1;  // listening; close-on-exec everywhere but in rank 0
+  int store_fd = -1;  // listening; close-on-exec everywhere but in rank 0; -1 on nodes other than 0
+  std::string store_addr;  // XC_STORE_ADDR
+  std::string master_addr;
   uint16_t port = 0;
   // MASTER_PORT: free when xcrun started and not bound by it, for the
   // TCPStore that torch.distributed's rank 0 serves (init_process_group
@@ -62,8 +76,15 @@ struct Job {
   uint16_t master_port = 0;
 };
 
-// A fresh job id and token, and the rendezvous socket bound and listening.
-Job make_job();
+// One node: a fresh job id and token, and the rendezvous socket bound and
+// listening on 127.0.0.1. Several (o.nnodes): id and token derived from
+// --rdzv and --job-id, so every node computes the same ones; node 0 binds
+// the rendezvous port (nodes.cc).
+Job make_job(const Options &o);
+Job make_multinode_job(const Options &o);
+// fd itself when above 2, else a close-on-exec copy above 2 (fd is closed):
+// a socket handed to a rank must not collide with its stdio.
+int above_stdio(int fd);
 
 // The environment of every rank: xcrun's own minus the managed variables,
 // then the -x assignments; rank_env adds the rank's own variables.
@@ -85,7 +106,8 @@ std::vector<Placement> place_ranks(const Options &o);
 // "0-3,8" for {0, 1, 2, 3, 8}.
 std::string cpu_list_text(const std::vector<int> &cpus);
 
-std::vector<std::string> rank_env(const std::vector<std::string> &common, const Job &job, int rank, int np,
+// local: the rank's index on this node; its global rank is o.rank_base() + local.
+std::vector<std::string> rank_env(const std::vector<std::string> &common, const Options &o, const Job &job, int local,
                                   const Placement &place);
 
 // spawn.cc
