@@ -13,7 +13,8 @@
                             at a random moment of the shrink that follows
      ft DIR revoke_blocked  rank 0 revokes the world while the others are
                             blocked in an allreduce it never joins (and, the
-                            last rank, in a receive from any source)
+                            last rank, in a receive from any source); then
+                            agree and shrink on the revoked world
      ft DIR agree VICTIM    every rank agrees on a flag (rank r clears bit r);
                             VICTIM dies at a random moment of the agreement
      ft DIR chaos           a random rank dies at a random moment of mixed
@@ -190,7 +191,13 @@ static void mode_revoke_blocked(xc_comm_t world) {
   float v[8] = {0};
   xc_comm_t child;
   FT_EXPECT(g_size >= 3, "revoke_blocked needs 3 ranks or more");
-  FT_CHECK(xc_barrier(world));
+  /* Rank 0 may leave this barrier long before another rank does (the first
+     op between hosts sets up their connections): the revoke may then meet
+     that rank still in the barrier, which is an op blocked by the revoke
+     as good as the next one. */
+  rc = xc_barrier(world);
+  FT_EXPECT(rc == XC_SUCCESS || (rc == XC_ERR_REVOKED && ft_world_rank != 0), "the first barrier: %s (%s)",
+            xc_strerror(rc), xc_last_error());
   if (ft_world_rank == 0) {
     /* Let the others block first (the checks hold either way: an op that
        starts after the revoke fails at once too). */
@@ -203,7 +210,9 @@ static void mode_revoke_blocked(xc_comm_t world) {
     FILE *f;
     long long t = 0;
     char path[4096];
-    if (ft_world_rank == g_size - 1)
+    if (rc == XC_ERR_REVOKED)
+      ft_report("the revoke came during the first barrier");
+    else if (ft_world_rank == g_size - 1)
       rc = xc_recv(v, 8, XC_FLOAT32, XC_ANY_SOURCE, 3, world, NULL);
     else
       rc = xc_allreduce(XC_IN_PLACE, v, 8, XC_FLOAT32, XC_SUM, world);
@@ -227,9 +236,8 @@ static void mode_revoke_blocked(xc_comm_t world) {
   rc = xc_comm_agree(world, &flag);
   FT_EXPECT(rc == XC_SUCCESS && flag == 1, "agree on the revoked world: %s, flag %d (%s)", xc_strerror(rc), flag,
             xc_last_error());
-  child = ft_recover(world, &shrinks);
+  child = ft_recover(world, &shrinks);  /* its allreduce checks the child */
   ft_check_survivors(child, dead, g_size);
-  ft_report("matrix: %zu cases passed", ft_matrix(child, g_seed));
   FT_CHECK(xc_comm_free(child));
 }
 
@@ -359,6 +367,10 @@ int main(int argc, char **argv) {
   FT_CHECK(xc_comm_rank(world, &ft_world_rank));
   FT_CHECK(xc_comm_size(world, &g_size));
   mp_rank = ft_world_rank;
+  /* xc_init returns on a rank once it is set up, while others may still be
+     reading the bootstrap store that rank 0 serves: no rank dies before
+     every rank is in (start-up is not what these tests are about). */
+  FT_CHECK(xc_barrier(world));
   if (strcmp(mode, "kill") == 0 && argc == 4)
     mode_kill(world, atoi(argv[3]));
   else if (strcmp(mode, "twice") == 0)
