@@ -21,8 +21,9 @@ using coll::Xfer;
 // ---- per-thread scratch ---------------------------------------------------------
 // Buffers that only grow, one per slot, so algorithms do not allocate per call.
 // A slot is owned by one layer at a time: the dispatcher's widening uses the
-// kWide* slots, algorithms kWork and kRecv.
-enum class Scratch { kWideIn, kWideOut, kWork, kRecv, kCount };
+// kWide* slots, algorithms kWork and kRecv, the hierarchical algorithms
+// (algo/hier), which run the others in their phases, kHier*.
+enum class Scratch { kWideIn, kWideOut, kWork, kRecv, kHierA, kHierB, kCount };
 char *scratch(Scratch slot, size_t bytes);
 
 // ---- barrier, broadcast ----------------------------------------------------------

@@ -1,5 +1,6 @@
 #include "algo/backends.h"
 
+#include "algo/hier/backend.h"
 #include "coll/shm/backend.h"
 
 namespace xc::algo {
@@ -9,7 +10,12 @@ namespace {
 const BackendEntry kBackends[] = {
     {coll::BackendId::kShm, "shm", "every member on this host (more than one)",
      [](const Team &t) { return t.size > 1 && t.one_host; },
-     []() -> std::unique_ptr<coll::Backend> { return std::make_unique<coll::ShmColl>(); }},
+     [](const Team &) -> std::unique_ptr<coll::Backend> { return std::make_unique<coll::ShmColl>(); }},
+    {coll::BackendId::kHier, "hier", "members on several hosts, more than one on some host",
+     [](const Team &t) { return !t.one_host && hier::make_layout(t.hosts).hierarchical(); },
+     [](const Team &t) -> std::unique_ptr<coll::Backend> {
+       return std::make_unique<hier::HierColl>(hier::make_layout(t.hosts), t.rank);
+     }},
 };
 static_assert(sizeof kBackends / sizeof kBackends[0] == static_cast<size_t>(coll::BackendId::kCount),
               "one entry per backend slot");
@@ -23,7 +29,7 @@ const BackendEntry *backend_table(size_t *count) {
 
 void add_backends(const Team &team, coll::BackendSet *set) {
   for (const BackendEntry &e : kBackends)
-    if (e.applies(team)) set->add(e.make());
+    if (e.applies(team)) set->add(e.make(team));
 }
 
 }  // namespace xc::algo

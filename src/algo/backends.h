@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "coll/backend.h"
 
@@ -12,7 +13,9 @@ namespace xc::algo {
 // What the choice depends on, the same on every member.
 struct Team {
   int size = 1;
+  int rank = 0;
   bool one_host = false;  // every member on this host
+  std::vector<int> hosts;  // the host of each member (the fabric's index), in rank order
 };
 
 struct BackendEntry {
@@ -20,7 +23,7 @@ struct BackendEntry {
   const char *name;
   const char *serves;  // for xc-info: which communicators get it
   bool (*applies)(const Team &team);
-  std::unique_ptr<coll::Backend> (*make)();
+  std::unique_ptr<coll::Backend> (*make)(const Team &team);
 };
 
 // Every backend, in slot order.

@@ -1,6 +1,7 @@
 #include "algo/collective.h"
 
 #include "algo/forced.h"
+#include "algo/hier/backend.h"
 #include "base/log.h"
 #include "coll/shm/backend.h"
 
@@ -31,6 +32,15 @@ Status memory_unsupported(const CollDesc &d) {
                mem_kind_name(d.memory));
 }
 
+// Why algo_usable said no to a forced choice.
+const char *unusable_reason(const AlgoEntry &e, const Locality &loc) {
+  if (!(e.memory & mem_bit(loc.memory))) return "it does not move this memory";
+  if (e.backend == coll::BackendId::kHier)
+    return !loc.hierarchical ? "not on several hosts with more than one rank on some"
+                             : "hosts hold unequal numbers of ranks";
+  return loc.all_local ? "no single-copy path" : "not all on one host";
+}
+
 }  // namespace
 
 Status run_algorithm(CollContext &c, const CollDesc &d, Algo algo) {
@@ -59,6 +69,13 @@ Status run_collective(CollContext &c, const CollDesc &d) {
     if (!shm->state()) XC_TRY(shm->ensure(c));  // set up by the first op; no Status built after
     loc.single_copy = shm->single_copy_ok();
   }
+  // Several hosts: what every rank knows of how the members spread (no
+  // set-up needed to choose; the algorithm sets its backend up).
+  if (const hier::HierColl *h = hier::hier_of(c)) {
+    loc.hosts = h->layout().hosts();
+    loc.hierarchical = h->layout().hierarchical();
+    loc.equal_hosts = h->layout().equal();
+  }
   size_t bytes = selection_bytes(d, n);
   const char *reason = "XC_ALGO";
   bool by_policy = !forced || n == 1 || !algo_usable(d.kind, algo, loc);
@@ -67,7 +84,7 @@ Status run_collective(CollContext &c, const CollDesc &d) {
     algo = choose(d.kind, bytes, n, loc, d.in_place, &reason);
     if (forced && n > 1)
       XC_INFO("%s: XC_ALGO asks for %s, which these ranks cannot use (%s); using %s", coll_kind_name(d.kind),
-              algo_name(wanted), loc.all_local ? "no single-copy path" : "not all on one host", algo_name(algo));
+              algo_name(wanted), unusable_reason(algo_entry(wanted), loc), algo_name(algo));
   }
   // A forced pipeline stays one; the selector's may give way at arrival.
   bool may_single_copy = by_policy && single_copy_on_huge_pages(algo, d.kind, bytes, n, loc);

@@ -27,12 +27,33 @@ Status not_served(const CollDesc &d, const char *algo) {
 
 // ---- reductions: in → out, widened for 16-bit floats, AVG divided at the end ----
 
-// One algorithm's reduction of in into out in dtype (float32 when widened);
-// counts: reduce_scatter(v)'s blocks per rank, in elements.
-using ReduceFn = Status (*)(CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t dtype,
-                            const size_t *counts);
+// allreduce's algorithms work in place on out.
+void copy_input(const void *in, void *out, const CollDesc &d, xc_dtype_t dtype) {
+  if (in != out) memcpy(out, in, d.count * dtype_size(dtype));
+}
 
-Status reduce(CollContext &c, const CollDesc &d, ReduceFn fn) {
+// ---- data movement (bytes) -------------------------------------------------------
+
+size_t block_bytes(const CollDesc &d) { return d.count * dtype_size(d.dtype); }
+
+// allgather(v): this rank's block goes where the algorithm expects it.
+void place_own_block(const CollDesc &d, size_t at) {
+  size_t bytes = block_bytes(d);
+  if (!d.in_place && bytes) memcpy(static_cast<char *>(d.recvbuf) + at, d.sendbuf, bytes);
+}
+
+// alltoall(v) in place: the input is recvbuf, read from a copy of its first
+// extent bytes.
+const void *alltoall_input(const CollDesc &d, size_t extent) {
+  if (!d.in_place) return d.sendbuf;
+  char *copy = scratch(Scratch::kWideIn, extent);
+  if (extent) memcpy(copy, d.recvbuf, extent);
+  return copy;
+}
+
+}  // namespace
+
+Status run_reduction(CollContext &c, const CollDesc &d, ReduceFn fn) {
   int n = c.size(), r = c.rank();
   thread_local std::vector<size_t> uniform;
   const size_t *counts = nullptr;
@@ -72,32 +93,6 @@ Status reduce(CollContext &c, const CollDesc &d, ReduceFn fn) {
   return Status::Ok();
 }
 
-// allreduce's algorithms work in place on out.
-void copy_input(const void *in, void *out, const CollDesc &d, xc_dtype_t dtype) {
-  if (in != out) memcpy(out, in, d.count * dtype_size(dtype));
-}
-
-// ---- data movement (bytes) -------------------------------------------------------
-
-size_t block_bytes(const CollDesc &d) { return d.count * dtype_size(d.dtype); }
-
-// allgather(v): this rank's block goes where the algorithm expects it.
-void place_own_block(const CollDesc &d, size_t at) {
-  size_t bytes = block_bytes(d);
-  if (!d.in_place && bytes) memcpy(static_cast<char *>(d.recvbuf) + at, d.sendbuf, bytes);
-}
-
-// alltoall(v) in place: the input is recvbuf, read from a copy of its first
-// extent bytes.
-const void *alltoall_input(const CollDesc &d, size_t extent) {
-  if (!d.in_place) return d.sendbuf;
-  char *copy = scratch(Scratch::kWideIn, extent);
-  if (extent) memcpy(copy, d.recvbuf, extent);
-  return copy;
-}
-
-}  // namespace
-
 Status run_dissemination(CollContext &c, const CollDesc &d) {
   return d.kind == CollKind::kBarrier ? barrier_dissemination(c) : not_served(d, "dissemination");
 }
@@ -107,7 +102,7 @@ Status run_binomial(CollContext &c, const CollDesc &d) {
   switch (d.kind) {
     case CollKind::kBroadcast: return broadcast_binomial(c, d.recvbuf, block_bytes(d), d.root);
     case CollKind::kReduce:
-      return reduce(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, const size_t *) {
+      return run_reduction(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, const size_t *) {
         return reduce_binomial(c, in, out, d.count, t, d.op, d.root);
       });
     case CollKind::kGather: return gather_binomial(c, d.sendbuf, out, block_bytes(d), d.root);
@@ -123,7 +118,7 @@ Status run_scatter_allgather(CollContext &c, const CollDesc &d) {
 
 Status run_reduce_scatter_gather(CollContext &c, const CollDesc &d) {
   if (d.kind != CollKind::kReduce) return not_served(d, "reduce_scatter_gather");
-  return reduce(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, const size_t *) {
+  return run_reduction(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, const size_t *) {
     return reduce_scatter_gather(c, in, out, d.count, t, d.op, d.root);
   });
 }
@@ -131,13 +126,13 @@ Status run_reduce_scatter_gather(CollContext &c, const CollDesc &d) {
 Status run_recursive_doubling(CollContext &c, const CollDesc &d) {
   switch (d.kind) {
     case CollKind::kAllreduce:
-      return reduce(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, const size_t *) {
+      return run_reduction(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, const size_t *) {
         copy_input(in, out, d, t);
         return allreduce_recursive_doubling(c, out, d.count, t, d.op);
       });
     case CollKind::kScan:
     case CollKind::kExscan:
-      return reduce(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, const size_t *) {
+      return run_reduction(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, const size_t *) {
         return scan_recursive_doubling(c, in, out, d.count, t, d.op, d.kind == CollKind::kExscan);
       });
     default: return not_served(d, "recursive_doubling");
@@ -149,13 +144,13 @@ Status run_ring(CollContext &c, const CollDesc &d) {
   size_t es = dtype_size(d.dtype);
   switch (d.kind) {
     case CollKind::kAllreduce:
-      return reduce(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, const size_t *) {
+      return run_reduction(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, const size_t *) {
         copy_input(in, out, d, t);
         return allreduce_ring(c, out, d.count, t, d.op);
       });
     case CollKind::kReduceScatter:
     case CollKind::kReduceScatterv:
-      return reduce(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t,
+      return run_reduction(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t,
                              const size_t *counts) { return reduce_scatter_ring(c, in, out, counts, t, d.op); });
     case CollKind::kAllgather:
       place_own_block(d, static_cast<size_t>(c.rank()) * block_bytes(d));
@@ -204,7 +199,7 @@ Status run_pairwise(CollContext &c, const CollDesc &d) {
   switch (d.kind) {
     case CollKind::kReduceScatter:
     case CollKind::kReduceScatterv:
-      return reduce(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t,
+      return run_reduction(c, d, [](CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t,
                              const size_t *counts) { return reduce_scatter_pairwise(c, in, out, counts, t, d.op); });
     case CollKind::kAlltoall: return alltoall_pairwise(c, alltoall_input(d, n * bytes), out, bytes);
     case CollKind::kAlltoallv: {

@@ -10,6 +10,16 @@
 
 namespace xc::algo {
 
+// One algorithm's reduction of in into out in dtype (float32 when widened);
+// counts: reduce_scatter(v)'s blocks per rank, in elements.
+using ReduceFn = Status (*)(CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t dtype,
+                            const size_t *counts);
+// Runs fn for a reduction d (reduce, allreduce, reduce_scatter(v), scan,
+// exscan): float16/bfloat16 widened to float32 (in kWideIn) and rounded
+// once at the end, XC_AVG divided once by the ranks reduced. fn sees d's op
+// (AVG included: it must reduce as SUM).
+Status run_reduction(CollContext &c, const CollDesc &d, ReduceFn fn);
+
 Status run_dissemination(CollContext &c, const CollDesc &d);
 Status run_binomial(CollContext &c, const CollDesc &d);
 Status run_scatter_allgather(CollContext &c, const CollDesc &d);

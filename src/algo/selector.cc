@@ -62,6 +62,44 @@ Algo choose_p2p(CollKind kind, size_t bytes, int n, const char **why) {
   return pick(Algo::kLocal, "?");
 }
 
+// Several hosts, more than one rank on some: the hierarchical algorithms
+// where they apply (false: the p2p policy).
+bool choose_hier(CollKind kind, size_t bytes, int n, const Locality &loc, Algo *a, const char **why) {
+  if (!loc.hierarchical || loc.memory != MemKind::kHost || !algo_applies(kind, Algo::kHierLeader)) return false;
+  auto pick = [&](bool multi, const char *reason) {
+    *a = multi ? Algo::kHierMultiLeader : Algo::kHierLeader;
+    *why = reason;
+    return true;
+  };
+  bool eq = loc.equal_hosts;
+  const char *unequal = "several hosts, unequal ranks per host";
+  switch (kind) {
+    case CollKind::kAllreduce:
+      if (!eq) return pick(false, unequal);
+      return bytes >= kHierMultiAllreduceMinBytes ? pick(true, "several hosts, >= 64 KiB")
+                                                  : pick(false, "several hosts, < 64 KiB");
+    case CollKind::kReduceScatter:
+    case CollKind::kReduceScatterv:
+      return eq ? pick(true, "several hosts, equal ranks per host") : pick(false, unequal);
+    case CollKind::kAllgather:
+      if (!eq) return pick(false, unequal);
+      return bytes * static_cast<size_t>(n) >= kHierMultiAllgatherMinBytes
+                 ? pick(true, "several hosts, result >= 64 KiB")
+                 : pick(false, "several hosts, result < 64 KiB");
+    case CollKind::kBroadcast:
+    case CollKind::kReduce:
+      if (!eq) return pick(false, unequal);
+      return bytes >= kHierMultiRootedMinBytes ? pick(true, "several hosts, >= 512 KiB")
+                                               : pick(false, "several hosts, < 512 KiB");
+    case CollKind::kAlltoall:
+      if (bytes / static_cast<size_t>(n) <= kHierAlltoallLeaderMaxBytes)
+        return pick(false, "several hosts, <= 256 B per peer: aggregated by host");
+      // Leader-based would funnel every large block through one rank per host.
+      return eq ? pick(true, "several hosts, > 256 B per peer") : false;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 bool single_copy_on_huge_pages(Algo chosen, CollKind kind, size_t bytes, int nranks, const Locality &loc) {
@@ -77,7 +115,9 @@ bool algo_usable(CollKind kind, Algo algo, const Locality &loc) {
   const AlgoEntry &e = algo_entry(algo);
   if (!(e.memory & mem_bit(loc.memory))) return false;
   if (e.backend == coll::BackendId::kCount) return true;
-  // Only the shared-memory backend exists: it is there when all are local.
+  if (e.backend == coll::BackendId::kHier)
+    return loc.hierarchical && (algo != Algo::kHierMultiLeader || loc.equal_hosts);
+  // The shared-memory backend is there when all are local.
   if (!loc.all_local) return false;
   return !(e.single_copy_ops & op_bit(kind)) || loc.single_copy;
 }
@@ -107,7 +147,7 @@ Algo choose(CollKind kind, size_t bytes, int nranks, const Locality &loc, bool i
   } else if (shm && algo_applies(kind, Algo::kShmTwoShot)) {
     why = "one host, large reduction";
     a = Algo::kShmTwoShot;
-  } else {
+  } else if (!choose_hier(kind, bytes, nranks, loc, &a, &why)) {
     a = choose_p2p(kind, bytes, nranks, &why);
   }
   if (reason) *reason = why;

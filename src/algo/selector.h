@@ -17,6 +17,12 @@ namespace xc::algo {
 struct Locality {
   bool all_local = false;    // every member on this host, shared-memory backend set up
   bool single_copy = false;  // ... and peers' buffers can be read directly
+  // Members on several hosts with more than one on some host (the
+  // hierarchical backend, algo/hier): how many hosts, and whether every
+  // host holds as many members. Every rank knows every member's host.
+  int hosts = 1;
+  bool hierarchical = false;
+  bool equal_hosts = true;
   MemKind memory = MemKind::kHost;                      // of the op's buffers
   topo::HostClass host_class = topo::HostClass::kNoGpu;  // this host's GPU interconnect (all ranks agree)
 };
@@ -47,6 +53,16 @@ constexpr size_t kAllgatherRingMinBytes = 64 << 10;        // all n blocks; belo
 constexpr size_t kGatherLinearMinBytes = 64 << 10;         // all n blocks; below: binomial
 constexpr size_t kReduceScatterRingMinBytes = 64 << 10;    // the whole input; below: pairwise
 constexpr size_t kAlltoallBruckMaxBytes = 256;              // per peer; at or below: Bruck
+// Several hosts with more than one rank on some (algo/hier), a starting
+// rule until measured across real hosts (docs/collectives.md): the
+// hierarchical algorithms for allreduce, reduce, reduce_scatter(v),
+// allgather, broadcast and alltoall; multi-leader, where every host holds as
+// many ranks, from these sizes (below, leader: fewer, larger messages
+// between hosts), reduce_scatter(v) always (it has no extra phase).
+constexpr size_t kHierMultiAllreduceMinBytes = 64 << 10;    // the vector
+constexpr size_t kHierMultiAllgatherMinBytes = 64 << 10;    // all n blocks
+constexpr size_t kHierMultiRootedMinBytes = 512 << 10;      // broadcast, reduce: the vector
+constexpr size_t kHierAlltoallLeaderMaxBytes = 256;         // per peer; at or below: leader (aggregated)
 // One host, beyond one-shot (coll/shm/reach.h), where streaming the outputs
 // from a staging pipeline beats single copy's kernel copies: out-of-place
 // allreduce goes two-shot, allgather(v) (all n blocks) staged, from fewer

@@ -2,6 +2,7 @@
 
 #include <initializer_list>
 
+#include "algo/hier/hier.h"
 #include "algo/run_p2p.h"
 #include "coll/shm/backend.h"
 
@@ -19,8 +20,11 @@ using K = CollKind;
 constexpr uint32_t kHost = mem_bit(MemKind::kHost);
 constexpr coll::BackendId kEngine = coll::BackendId::kCount;  // no backend: the point-to-point engine
 constexpr coll::BackendId kShm = coll::BackendId::kShm;
+constexpr coll::BackendId kHier = coll::BackendId::kHier;
 constexpr uint32_t kReductionsToBlocks = ops({K::kAllreduce, K::kReduce, K::kReduceScatter, K::kReduceScatterv});
 constexpr uint32_t kSizesRankLocal = ops({K::kGatherv, K::kScatterv, K::kAlltoallv});
+constexpr uint32_t kHierOps = ops({K::kAllreduce, K::kReduce, K::kReduceScatter, K::kReduceScatterv, K::kAllgather,
+                                   K::kBroadcast, K::kAlltoall});
 
 Status run_local(coll::CollContext &c, const CollDesc &d);
 
@@ -56,6 +60,10 @@ constexpr AlgoEntry kAlgos[] = {
     {Algo::kShmStaged, "shm_staged", ops({K::kAllgather, K::kAllgatherv, K::kAlltoall, K::kBroadcast}), kHost, kShm, 0,
      [](coll::CollContext &c, const CollDesc &d) { return coll::shm_staged(c, d); },
      "one host: blocks staged through shared memory, pipelined, outputs streamed (large)"},
+    {Algo::kHierLeader, "hier_leader", kHierOps | op_bit(K::kAlltoallv), kHost, kHier, 0, hier::run_leader,
+     "several hosts: within each host through shared memory, between hosts one rank per host"},
+    {Algo::kHierMultiLeader, "hier_multileader", kHierOps, kHost, kHier, 0, hier::run_multileader,
+     "several hosts, as many ranks on each: local rank i of every host carries slice i between hosts"},
 };
 static_assert(sizeof kAlgos / sizeof kAlgos[0] == kAlgoCount, "one entry per algorithm");
 

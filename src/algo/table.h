@@ -31,6 +31,8 @@ enum class Algo : uint8_t {
   kShmSingleCopy,
   kShmTwoShot,
   kShmStaged,
+  kHierLeader,
+  kHierMultiLeader,
   kCount,
 };
 constexpr int kAlgoCount = static_cast<int>(Algo::kCount);

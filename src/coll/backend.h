@@ -20,7 +20,8 @@ class CollContext;
 
 // Fixed slots, so an algorithm finds its backend with one load.
 enum class BackendId : uint8_t {
-  kShm,  // coll/shm: every member on this host, host memory
+  kShm,   // coll/shm: every member on this host, host memory
+  kHier,  // algo/hier: members on several hosts, more than one on some host
   kCount,
 };
 

@@ -6,7 +6,7 @@ void CollContext::prepare(Request &req, int peer, const void *buf, size_t bytes)
   req.ctx = ctx_;
   req.peer = (*members())[static_cast<size_t>(peer)];
   req.tag = tag_;
-  req.members = members();
+  req.members = *op_members();
   req.collective = true;
   req.sig = sig_;
   req.buf = const_cast<void *>(buf);

@@ -48,6 +48,9 @@ class CollContext {
   int size() const { return static_cast<int>(members()->size()); }
   // The op's sequence number on its communicator (also its tag).
   int seq() const { return tag_; }
+  // The context id its messages carry (algo/hier runs phases of one op on
+  // sub-contexts over subsets of the members with the same id and tag).
+  uint64_t context_id() const { return ctx_; }
 
   // Blocking exchanges with communicator ranks. Errors name the peer.
   Status send(int peer, const void *buf, size_t bytes);
@@ -73,6 +76,14 @@ class CollContext {
   P2pEngine &engine() const { return engine_; }
   // Fabric rank of communicator rank r.
   int fabric_rank(int r) const { return (*members())[static_cast<size_t>(r)]; }
+  // The op's members as its requests carry them (the engine fails them when
+  // any of these crashed, sends mismatch reports to all of them and names
+  // peers by their index here). A sub-context (algo/hier), whose ranks
+  // number a subset, keeps its communicator's: borrowed, it outlives the op.
+  const std::shared_ptr<const std::vector<int>> *op_members() const {
+    return op_members_ ? op_members_ : borrowed_ ? borrowed_ : &members_;
+  }
+  void set_op_members(const std::shared_ptr<const std::vector<int>> *all) { op_members_ = all; }
   const Deadline &deadline() const {
     if (!have_deadline_) {
       deadline_ = Deadline::AfterMs(timeout_ms_);
@@ -106,6 +117,7 @@ class CollContext {
   P2pEngine &engine_;
   std::shared_ptr<const std::vector<int>> members_;  // owned, or empty when borrowed
   const std::shared_ptr<const std::vector<int>> *borrowed_ = nullptr;
+  const std::shared_ptr<const std::vector<int>> *op_members_ = nullptr;  // set_op_members
   int rank_;
   uint64_t ctx_;
   int tag_;

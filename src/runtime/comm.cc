@@ -54,7 +54,10 @@ Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int m
   comm->host_class = comm->fabric->host_class(my_host);
   algo::Team team;
   team.size = comm->size;
+  team.rank = comm->rank;
   team.one_host = comm->local_size == comm->size;
+  if (!team.one_host)
+    for (int m : *comm->members) team.hosts.push_back(comm->fabric->host_of(m));
   algo::add_backends(team, &comm->backends);  // each set up by the first op that uses it
   xc_comm_s *raw = comm.get();
   comm->executor = comm->fabric->engine().thread_safe() ? make_worker_executor(raw) : make_inline_executor(raw);

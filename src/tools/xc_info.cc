@@ -29,13 +29,29 @@ const size_t kSizes[] = {8, 1 << 10, 64 << 10, 1 << 20, 64 << 20};
 
 std::string size_name(size_t bytes);
 
+// Where the ranks of a table are: all on this host, one per host, or two per
+// host (the hierarchical algorithms; at least 4 ranks, so 2 hosts).
+enum class Spread { kOneHost, kOnePerHost, kTwoPerHost };
+const char *spread_name(Spread s) {
+  return s == Spread::kOneHost ? "one host" : s == Spread::kOnePerHost ? "one per host" : "two per host";
+}
+
+int two_per_host_ranks(int ranks) { return ranks < 4 ? 4 : ranks; }
+
 // The selector's pick for kind at bytes (as selection_bytes counts them).
-const char *pick(xc::CollKind kind, size_t bytes, int ranks, bool one_host) {
+const char *pick(xc::CollKind kind, size_t bytes, int ranks, Spread spread) {
   xc::algo::Locality loc;
+  bool one_host = spread == Spread::kOneHost;
   loc.all_local = one_host;
   // Ranks agree at run time whether single copy works; assume it does unless
   // it is switched off (the kernel forbidding it is the rare case).
   loc.single_copy = one_host && xc::env_get("XC_SHM_COLL_CMA") != "0";
+  if (spread == Spread::kTwoPerHost) {
+    ranks = two_per_host_ranks(ranks);
+    loc.hosts = (ranks + 1) / 2;
+    loc.hierarchical = true;
+    loc.equal_hosts = ranks % 2 == 0;
+  }
   return xc::algo::algo_name(xc::algo::choose(kind, bytes, ranks, loc, false));
 }
 
@@ -84,22 +100,25 @@ void print_algorithms() {
   for (size_t i = 0; i < n; ++i) printf("    %-22s %s\n", backends[i].name, backends[i].serves);
 }
 
-void print_algo_table(int ranks, bool one_host) {
-  printf("  %-16s", one_host ? "one host" : "several hosts");
+void print_algo_table(int ranks, Spread spread) {
+  char label[64];
+  snprintf(label, sizeof label, "%s%s", spread_name(spread),
+           spread == Spread::kTwoPerHost && ranks < 4 ? " (4)" : "");
+  printf("  %-16s", label);
   for (size_t s : kSizes) printf(" %-22s", size_name(s).c_str());
   printf("\n");
   for (int k = 0; k < xc::kCollKindCount; ++k) {
     printf("  %-16s", xc::coll_kind_name(kind_at(k)));
-    for (size_t s : kSizes) printf(" %-22s", pick(kind_at(k), s, ranks, one_host));
+    for (size_t s : kSizes) printf(" %-22s", pick(kind_at(k), s, ranks, spread));
     printf("\n");
   }
 }
 
-void print_algo_json(int ranks, bool one_host) {
+void print_algo_json(int ranks, Spread spread) {
   for (int k = 0; k < xc::kCollKindCount; ++k) {
     printf("%s\"%s\": [", k ? ", " : "", xc::coll_kind_name(kind_at(k)));
     for (size_t i = 0; i < sizeof kSizes / sizeof kSizes[0]; ++i)
-      printf("%s\"%s\"", i ? ", " : "", pick(kind_at(k), kSizes[i], ranks, one_host));
+      printf("%s\"%s\"", i ? ", " : "", pick(kind_at(k), kSizes[i], ranks, spread));
     printf("]");
   }
 }
@@ -215,8 +234,9 @@ void print_text(const Topology &t, const std::string &topo_error, int ranks) {
          "then gives way to single copy; XC_ALGO overrides; single copy assumed to work unless\n"
          "XC_SHM_COLL_CMA=0)\n",
          ranks);
-  print_algo_table(ranks, true);
-  print_algo_table(ranks, false);
+  print_algo_table(ranks, Spread::kOneHost);
+  print_algo_table(ranks, Spread::kOnePerHost);
+  print_algo_table(ranks, Spread::kTwoPerHost);
   print_algorithms();
   printf("  choices (XC_ALGO=op=name):\n");
   for (int k = 0; k < xc::kCollKindCount; ++k)
@@ -244,9 +264,11 @@ void print_json(const Topology &t, const std::string &topo_error, int ranks) {
   printf("  \"algorithms\": {\"ranks\": %d, \"sizes\": [", ranks);
   for (size_t i = 0; i < sizeof kSizes / sizeof kSizes[0]; ++i) printf("%s%zu", i ? ", " : "", kSizes[i]);
   printf("], ");
-  print_algo_json(ranks, true);
+  print_algo_json(ranks, Spread::kOneHost);
   printf(", \"several_hosts\": {");
-  print_algo_json(ranks, false);
+  print_algo_json(ranks, Spread::kOnePerHost);
+  printf("}, \"two_per_host\": {");
+  print_algo_json(ranks, Spread::kTwoPerHost);
   printf("}, \"choices\": {");
   for (int k = 0; k < xc::kCollKindCount; ++k)
     printf("%s\"%s\": \"%s\"", k ? ", " : "", xc::coll_kind_name(kind_at(k)),

@@ -23,7 +23,9 @@
 
 #include "algo/algorithms.h"
 #include "algo/collective.h"
+#include "algo/backends.h"
 #include "algo/forced.h"
+#include "algo/hier/layout.h"
 #include "algo/selector.h"
 #include "base/dtype.h"
 #include "coll/desc.h"
@@ -531,7 +533,7 @@ void allreduce_fails_fast_when_a_rank_dies(void **) {
 
 // ---- every collective through the dispatcher, every algorithm ---------------------
 // run_algorithm() with each algorithm each op has, in place and not, at counts
-// 0, 1, n+3 and 1500 (v-ops: uneven blocks, some empty, laid out in reverse
+// 0, 1, n+3 and 1500, and 40001 for the hierarchical ones (v-ops: uneven blocks, some empty, laid out in reverse
 // rank order with gaps), roots 0 and n-1, integer and floating dtypes (float16
 // and bfloat16 through the float32 widening, AVG divided once). Every rank
 // checks its whole receive buffer against a reference built here: exact for
@@ -563,9 +565,13 @@ bool rooted(CollKind k) {
          k == CollKind::kScatter || k == CollKind::kScatterv;
 }
 
-std::vector<Case> make_cases(int n) {
-  const Algo p2p[] = {Algo::kDissemination, Algo::kBinomial,  Algo::kScatterAllgather, Algo::kReduceScatterGather,
-                      Algo::kRecursiveDoubling, Algo::kRing, Algo::kBruck, Algo::kLinear, Algo::kPairwise};
+const std::vector<Algo> kP2p = {Algo::kDissemination, Algo::kBinomial,  Algo::kScatterAllgather,
+                                Algo::kReduceScatterGather, Algo::kRecursiveDoubling, Algo::kRing,
+                                Algo::kBruck,         Algo::kLinear,    Algo::kPairwise};
+
+// big: also 40001 elements (beyond one-shot's reach: the hierarchical
+// algorithms' local phases then run single copy or the pipelines).
+std::vector<Case> make_cases(int n, const std::vector<Algo> &p2p = kP2p, bool big = false) {
   const std::pair<xc_dtype_t, xc_op_t> red[] = {{XC_INT32, XC_SUM},   {XC_UINT8, XC_BXOR},   {XC_INT64, XC_MAX},
                                                 {XC_INT32, XC_AVG},   {XC_FLOAT32, XC_SUM},  {XC_FLOAT16, XC_AVG},
                                                 {XC_BFLOAT16, XC_SUM}, {XC_FLOAT64, XC_MIN}};
@@ -580,16 +586,18 @@ std::vector<Case> make_cases(int n) {
         continue;
       }
       int v = 0;
-      for (size_t count : {size_t(0), size_t(1), static_cast<size_t>(n + 3), size_t(1500)})
-        for (int root : {0, n - 1}) {
+      for (size_t count : {size_t(0), size_t(1), static_cast<size_t>(n + 3), size_t(1500), size_t(40001)})
+        for (int last : {0, 1}) {
+          int root = last ? n - 1 : 0;
+          if (count == 40001 && (!big || root != 0)) continue;
           if (root != 0 && !rooted(kind)) continue;
-          if (root == n - 1 && n == 1) continue;  // the same as root 0
+          if (last && n == 1) continue;  // the same as root 0 (this skipped both at n = 1)
           for (bool in_place : {false, true}) {
             if (in_place && kind == CollKind::kBroadcast) continue;
             if (xc::coll_kind_reduces(kind)) {
               // All eight dtype/op pairs at small counts, two at the largest.
               for (size_t i = 0; i < 8; ++i) {
-                if (count == 1500 && (i + static_cast<size_t>(v)) % 4 != 0) continue;
+                if (count >= 1500 && (i + static_cast<size_t>(v)) % 4 != 0) continue;
                 cases.push_back({kind, a, count, red[i].first, red[i].second, root, in_place});
               }
             } else {
@@ -685,10 +693,27 @@ bool reduction_matches(const void *got, const void *want, size_t cnt, xc_dtype_t
 }
 
 struct CaseRun {
-  explicit CaseRun(int n_) : n(n_), world(hub(n_), Run::engine_opts()), cases(make_cases(n_)) {
+  // hosts: the host of each rank, for the hierarchical algorithms (each rank
+  // then gets the hierarchical backend, and its host's members shared memory).
+  explicit CaseRun(int n_, const std::vector<int> &hosts = {})
+      : n(n_), world(hub(n_), Run::engine_opts()),
+        cases(hosts.empty() ? make_cases(n_) : make_cases(n_, hier_algos(hosts), true)),
+        backends(static_cast<size_t>(n_)) {
     std::vector<int> m(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) m[static_cast<size_t>(r)] = r;
     members = std::make_shared<const std::vector<int>>(m);
+    if (!hosts.empty())
+      for (int r = 0; r < n; ++r) {
+        xc::algo::Team team;
+        team.size = n;
+        team.rank = r;
+        team.hosts = hosts;
+        xc::algo::add_backends(team, &backends[static_cast<size_t>(r)]);
+      }
+  }
+  static std::vector<Algo> hier_algos(const std::vector<int> &hosts) {
+    if (xc::algo::hier::make_layout(hosts).equal()) return {Algo::kHierLeader, Algo::kHierMultiLeader};
+    return {Algo::kHierLeader};
   }
   static FakeHubOptions hub(int n) {
     FakeHubOptions h;
@@ -702,6 +727,7 @@ struct CaseRun {
   FakeWorld world;
   std::shared_ptr<const std::vector<int>> members;
   std::vector<Case> cases;
+  std::vector<xc::coll::BackendSet> backends;  // per rank
   std::atomic<bool> stop{false};
   Failures failures;
 
@@ -709,6 +735,7 @@ struct CaseRun {
     for (size_t k = 0; k < cases.size() && !stop; ++k) {
       const Case &cs = cases[k];
       CollContext c(world.engine(me), members, me, kCtx + 1, static_cast<int>(k), Deadline::AfterMs(kDeadlineMs));
+      c.set_backends(&backends[static_cast<size_t>(me)]);
       Status st = run_case(c, cs, k * 7919 + static_cast<uint64_t>(n), me);
       if (!st.ok()) {
         failures.add("n=%d rank %d: %s failed: %d %s", n, me, cs.describe().c_str(), static_cast<int>(st.code()),
@@ -938,9 +965,9 @@ struct CaseRun {
   }
 };
 
-void run_cases(int n) {
+void run_cases(int n, const std::vector<int> &hosts = {}) {
   auto t0 = std::chrono::steady_clock::now();
-  auto run = std::make_unique<CaseRun>(n);
+  auto run = std::make_unique<CaseRun>(n, hosts);
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) threads.emplace_back([&run, r] { run->rank_main(r); });
   for (auto &t : threads) t.join();
@@ -957,6 +984,47 @@ void every_algorithm_n4(void **) { run_cases(4); }
 void every_algorithm_n5(void **) { run_cases(5); }
 void every_algorithm_n6(void **) { run_cases(6); }
 void every_algorithm_n8(void **) { run_cases(8); }
+
+// The hierarchical algorithms on hosts of threads: their local phases run
+// the shared-memory algorithms between threads of this process (the same
+// segment mapped once per rank, single copy within the process).
+void hierarchical_2x2(void **) { run_cases(4, {7, 7, 9, 9}); }
+void hierarchical_2x3_dealt(void **) { run_cases(6, {0, 1, 0, 1, 0, 1}); }  // hosts are not ranges of ranks
+void hierarchical_3x2_mixed(void **) { run_cases(6, {0, 1, 1, 2, 0, 2}); }
+void hierarchical_2_plus_1(void **) { run_cases(3, {0, 0, 1}); }
+void hierarchical_1_plus_3_plus_1(void **) { run_cases(5, {4, 6, 6, 5, 6}); }
+
+void host_layout(void **) {
+  using xc::algo::hier::make_layout;
+  auto l = make_layout({5, 5, 3, 3});
+  assert_int_equal(l.hosts(), 2);
+  assert_true(l.contiguous && l.equal() && l.hierarchical());
+  assert_int_equal(l.rank_at(1, 0), 2);
+  l = make_layout({0, 1, 0, 1, 0});  // dealt round-robin, unequal
+  assert_int_equal(l.hosts(), 2);
+  assert_false(l.contiguous);
+  assert_false(l.equal());
+  assert_int_equal(l.min_local, 2);
+  assert_int_equal(l.max_local, 3);
+  assert_int_equal(l.rank_at(0, 2), 4);
+  assert_int_equal(l.local_of[3], 1);
+  assert_int_equal(l.host_position(3), 4);  // host 0's three members first
+  assert_int_equal(l.offset[1], 3);
+  assert_false(make_layout({0, 1, 2}).hierarchical());  // one rank per host: flat
+  assert_false(make_layout({4, 4, 4}).hierarchical());  // one host: shared memory
+  assert_true(make_layout({4, 4, 5}).hierarchical());
+  // The hierarchical backend goes exactly to such teams.
+  xc::algo::Team t;
+  t.size = 3;
+  t.hosts = {0, 1, 2};
+  xc::coll::BackendSet none, some;
+  xc::algo::add_backends(t, &none);
+  assert_null(none.get(xc::coll::BackendId::kHier));
+  t.hosts = {0, 1, 1};
+  xc::algo::add_backends(t, &some);
+  assert_non_null(some.get(xc::coll::BackendId::kHier));
+  assert_null(some.get(xc::coll::BackendId::kShm));
+}
 
 // ---- the selector and XC_ALGO --------------------------------------------------
 
@@ -1006,11 +1074,29 @@ void selector_policy(void **) {
   assert_false(xc::algo::algo_usable(CollKind::kScatterv, Algo::kShmOneShot, local));
   assert_true(xc::algo::algo_usable(CollKind::kScatterv, Algo::kShmOneShot, local_cma));
   assert_true(xc::algo::algo_usable(CollKind::kScatter, Algo::kShmOneShot, local));
+  // Several hosts, more than one rank on some: hierarchical for the ops
+  // that have it (multi-leader for large ones where hosts hold as many
+  // ranks), the point-to-point policy for the rest.
+  Locality spread = remote, unequal = remote;
+  spread.hosts = unequal.hosts = 2;
+  spread.hierarchical = unequal.hierarchical = true;
+  unequal.equal_hosts = false;
+  assert_true(choose(CollKind::kAllreduce, 1024, 4, spread, false) == Algo::kHierLeader);
+  assert_true(choose(CollKind::kAllreduce, 1 << 20, 4, spread, false) == Algo::kHierMultiLeader);
+  assert_true(choose(CollKind::kAllreduce, 1 << 20, 5, unequal, false) == Algo::kHierLeader);
+  assert_true(choose(CollKind::kReduceScatter, 64, 4, spread, false) == Algo::kHierMultiLeader);
+  assert_true(choose(CollKind::kBroadcast, 1 << 10, 4, spread, false) == Algo::kHierLeader);
+  assert_true(choose(CollKind::kBroadcast, 1 << 20, 4, spread, false) == Algo::kHierMultiLeader);
+  assert_true(choose(CollKind::kAlltoall, 4 * 64, 4, unequal, false) == Algo::kHierLeader);
+  assert_true(choose(CollKind::kAlltoall, 4 << 20, 4, unequal, false) == Algo::kPairwise);
+  assert_true(choose(CollKind::kAlltoall, 4 << 20, 4, spread, false) == Algo::kHierMultiLeader);
+  assert_true(choose(CollKind::kGather, 1 << 10, 4, spread, false) == Algo::kBinomial);
+  assert_true(choose(CollKind::kScan, 1 << 10, 4, spread, false) == Algo::kRecursiveDoubling);
   // Every default is an algorithm of its op.
   for (int k = 0; k < xc::kCollKindCount; ++k)
     for (size_t bytes : {size_t(0), size_t(100), size_t(1) << 16, size_t(1) << 26})
       for (int n : {1, 2, 3, 8})
-        for (Locality l : {remote, local, local_cma})
+        for (Locality l : {remote, local, local_cma, spread, unequal})
           for (bool in_place : {false, true})
             assert_true(xc::algo::algo_applies(static_cast<CollKind>(k),
                                                choose(static_cast<CollKind>(k), bytes, n, l, in_place)));
@@ -1045,14 +1131,19 @@ void algorithm_table(void **) {
   for (int a = 0; a < xc::algo::kAlgoCount; ++a) {
     Algo id = static_cast<Algo>(a);
     const AlgoEntry &e = xc::algo::algo_entry(id);
-    bool shm = e.backend == xc::coll::BackendId::kShm;
+    bool shm = e.backend == xc::coll::BackendId::kShm, hier = e.backend == xc::coll::BackendId::kHier;
+    Locality spread = remote, unequal = remote;
+    spread.hierarchical = unequal.hierarchical = true;
+    unequal.equal_hosts = false;
     for (int k = 0; k < xc::kCollKindCount; ++k) {
       CollKind kind = static_cast<CollKind>(k);
       assert_false(xc::algo::algo_usable(kind, id, device));  // nothing moves device memory yet
-      assert_int_equal(xc::algo::algo_usable(kind, id, remote), !shm);
-      assert_true(xc::algo::algo_usable(kind, id, local_cma));
+      assert_int_equal(xc::algo::algo_usable(kind, id, remote), !shm && !hier);
+      assert_int_equal(xc::algo::algo_usable(kind, id, local_cma), !hier);
       bool needs_cma = (e.single_copy_ops & xc::algo::op_bit(kind)) != 0;
-      assert_int_equal(xc::algo::algo_usable(kind, id, local), !needs_cma);
+      assert_int_equal(xc::algo::algo_usable(kind, id, local), !needs_cma && !hier);
+      assert_int_equal(xc::algo::algo_usable(kind, id, spread), !shm);
+      assert_int_equal(xc::algo::algo_usable(kind, id, unequal), !shm && id != Algo::kHierMultiLeader);
     }
   }
 }
@@ -1167,6 +1258,12 @@ int main() {
       cmocka_unit_test(every_algorithm_n5),
       cmocka_unit_test(every_algorithm_n6),
       cmocka_unit_test(every_algorithm_n8),
+      cmocka_unit_test(host_layout),
+      cmocka_unit_test(hierarchical_2x2),
+      cmocka_unit_test(hierarchical_2x3_dealt),
+      cmocka_unit_test(hierarchical_3x2_mixed),
+      cmocka_unit_test(hierarchical_2_plus_1),
+      cmocka_unit_test(hierarchical_1_plus_3_plus_1),
       cmocka_unit_test(selector_policy),
       cmocka_unit_test(algorithm_table),
       cmocka_unit_test(device_memory_refused),

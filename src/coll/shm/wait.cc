@@ -12,7 +12,7 @@ namespace xc::coll {
 // docs/shm-collectives.md).
 constexpr int kShmMateSpins = 300;
 
-Status shm_slow_wait_check(CollContext &c, const ShmState &st, const char *what) {
+Status shm_slow_wait_check(CollContext &c, const ShmState & /*st*/, const char *what) {
   if (c.deadline().expired())
     return Error(XC_ERR_TIMEOUT, "shared-memory collective timed out waiting for %s (op #%d)", what, c.seq());
   // Looking for dead peers first takes in what they sent before they went
@@ -20,15 +20,19 @@ Status shm_slow_wait_check(CollContext &c, const ShmState &st, const char *what)
   // peer is blamed: a member that found this op mismatched, reported it,
   // freed and exited normally has not failed, and its report is the reason
   // (blaming its exit instead: 4-5 of 8 runs of fault_blame mismatch).
-  int dead = c.engine().first_failed(st.fabric_ranks);
+  // The op's members: this segment's ranks, or, in a phase of a
+  // hierarchical op (algo/hier), its whole communicator, so a member that
+  // died on another host ends the wait too, named by its communicator rank.
+  const std::vector<int> &members = **c.op_members();
+  int dead = c.engine().first_failed(members);
   // xc_comm_abort; or a member that met this op's segment set-up message
   // with another signature never joins: it reported the mismatch to everyone.
   XC_TRY(c.interrupted());
   if (dead >= 0) {
-    for (int r = 0; r < st.nranks; ++r)
-      if (st.fabric_ranks[static_cast<size_t>(r)] == dead)
-        return Error(XC_ERR_PEER_FAILED, "rank %d failed during a shared-memory collective (op #%d, waiting for %s)", r,
-                     c.seq(), what);
+    for (size_t r = 0; r < members.size(); ++r)
+      if (members[r] == dead)
+        return Error(XC_ERR_PEER_FAILED, "rank %zu failed during a shared-memory collective (op #%d, waiting for %s)",
+                     r, c.seq(), what);
   }
   return Status::Ok();
 }

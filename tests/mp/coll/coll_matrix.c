@@ -3,13 +3,15 @@
    place x several roots x the counts below, each result checked on every rank
    against the reference computed locally (coll_check.h).
 
-     coll_matrix [--quick] [--max-bytes B] [--count C]... [OP[,OP...]]...
+     coll_matrix [--quick] [--max-bytes B] [--count C]... [--dtype NAME] [OP[,OP...]]...
 
    --quick: fewer counts and roots and no threshold counts (oversubscribed runs).
    --max-bytes: leave out counts whose n blocks exceed B bytes (an algorithm
    forced with XC_ALGO that has a size limit, e.g. shm_oneshot's staging).
    --count: one more count for every case (sizes beyond the usual ones: a
    pipeline's several steps, single copy's large in-place paths).
+   --dtype: only this dtype (as the failure lines name it, e.g. float32): very
+   large counts without every dtype's cost (tests/hier).
    Exit status: 0 all passed, 1 a result differed (each difference printed with
    op/dtype/redop/placement/root/count/rank/element), 77 (skipped) when every
    requested op answers "not built yet". XC_TEST_SEED replays another seed;
@@ -46,6 +48,7 @@ typedef struct {
   int rank, nranks, quick;
   size_t max_bytes; /* 0: no limit */
   size_t extra[4], nextra; /* --count */
+  const char *only_dtype;  /* --dtype */
   uint64_t seed, salt;
   size_t cases;
 } matrix_t;
@@ -111,6 +114,7 @@ static int run_op(matrix_t *m, const ct_op *op) {
   for (di = 0; di < ct_num_dtypes; ++di) {
     const ct_dtype *dt = &ct_dtypes[di];
     size_t nredops = (op->flags & CT_REDUCES) ? ct_num_redops : 1;
+    if (m->only_dtype && strcmp(dt->name, m->only_dtype) != 0) continue;
     for (oi = 0; oi < nredops; ++oi) {
       int redop = (op->flags & CT_REDUCES) ? ct_redops[oi] : CT_COPY;
       if (redop != CT_COPY && !ct_redop_valid(redop, dt)) continue;
@@ -175,6 +179,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--quick") == 0) m.quick = 1;
     else if (strcmp(argv[i], "--max-bytes") == 0 && i + 1 < argc) m.max_bytes = strtoull(argv[++i], NULL, 0);
     else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc && m.nextra < 4) m.extra[m.nextra++] = strtoull(argv[++i], NULL, 0);
+    else if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc) m.only_dtype = argv[++i];
     else select_ops(argv[i], selected), any = 1;
   }
   if (!any)
