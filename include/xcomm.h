@@ -29,7 +29,7 @@ extern "C" {
 
 /* ---- versions ------------------------------------------------------------ */
 #define XC_VERSION_MAJOR 0
-#define XC_VERSION_MINOR 1
+#define XC_VERSION_MINOR 2
 #define XC_VERSION_PATCH 0
 #define XC_ABI_VERSION 1 /* = soname major */
 
@@ -49,6 +49,7 @@ typedef enum xc_result {
   XC_ERR_CUDA = -10,
   XC_ERR_NCCL = -11,
   XC_ERR_INTERNAL = -12,
+  XC_ERR_REVOKED = -13, /* the communicator was revoked (xc_comm_revoke) by some rank */
   XC_RESULT_FORCE_32BIT = 0x7FFFFFFF
 } xc_result_t;
 
@@ -239,6 +240,83 @@ xc_result_t xc_comm_create_group(xc_comm_t parent, int n, const int *ranks, int 
 /* A communicator with the same ranks whose messages never match comm's.
    Collective over comm. */
 xc_result_t xc_comm_dup(xc_comm_t comm, xc_comm_t *out);
+
+/* ---- fault tolerance: revoke, agree, shrink, grow -------------------------
+   A peer that dies becomes XC_ERR_PEER_FAILED on every survivor; these calls
+   let the survivors carry on without restarting the job (ULFM's revoke,
+   agree and shrink; NCCL's ncclCommShrink; docs/fault-tolerance.md). The
+   usual recovery, on every survivor:
+     xc_comm_revoke(comm);                  (any op failed: get everyone out)
+     xc_comm_shrink(comm, NULL, &child);    (the survivors, renumbered)
+     xc_comm_free(comm);                    (does not synchronise once revoked)
+   and to check that an op succeeded everywhere before trusting its result:
+     int ok = rc == XC_SUCCESS;  rc = xc_comm_agree(comm, &ok);
+     if (rc != XC_SUCCESS || !ok) ... revoke and shrink. */
+
+/* Make every pending and later op on comm fail with XC_ERR_REVOKED on every
+   rank of comm, whatever op each is in: the call tells every member, and
+   every member passes the news on once, so it reaches everyone even if this
+   rank dies right after. Local; never blocks; calling it again (or on a rank
+   that was told already) does nothing. Only xc_comm_agree, xc_comm_shrink,
+   xc_comm_get_failed, the queries and xc_comm_free still work on a revoked
+   communicator (xc_comm_free no longer synchronises). Thread safety: safe,
+   also while other threads are blocked in ops on comm. */
+xc_result_t xc_comm_revoke(xc_comm_t comm);
+
+/* A fault-tolerant agreement among the live ranks of comm: *flag becomes
+   the bitwise AND of the flags of every rank that took part, the same value
+   on every survivor, and the survivors agree on a set of failed ranks (at
+   least those every rank knew of when it called). It completes when ranks
+   fail during it, and works on a revoked communicator. Returns XC_SUCCESS
+   when the agreed failed set is empty and XC_ERR_PEER_FAILED when it is not
+   (the same on every survivor; *flag is set in both cases; the message names
+   the failed ranks, and xc_comm_get_failed includes them afterwards); any
+   other error (XC_ERR_TIMEOUT: a live rank never called it) leaves *flag
+   untouched; a NULL flag is XC_ERR_INVALID_ARGUMENT after taking part as 0,
+   so the others do not hang. Collective over the live ranks of comm; every
+   wait has comm's deadline. Thread safety: agreements (and shrinks) on one
+   communicator must not overlap; other threads may use other ones. */
+xc_result_t xc_comm_agree(xc_comm_t comm, int *flag);
+
+/* The ranks of comm this process knows have failed: the failures its
+   transports have seen, and those agreed on by xc_comm_agree or
+   xc_comm_shrink. *n becomes their number; ranks, when not NULL, must hold
+   comm's size entries and receives them in increasing order. Local; never
+   blocks (it asks the transports once). Thread safety: safe. */
+xc_result_t xc_comm_get_failed(xc_comm_t comm, int *n, int *ranks);
+
+/* A communicator of the survivors of comm: the live ranks agree (as in
+   xc_comm_agree) on the set of failed ranks, and the child holds every
+   other rank, renumbered in order of their rank in comm. It reuses comm's
+   connections (no new rendezvous), like a split, and has its own context,
+   so nothing of comm's pending ops reaches it. Works on any communicator,
+   revoked or not, and again on a child after a later failure; a rank that
+   dies during the call is left out if the survivors learn of it in time, or
+   else shows as XC_ERR_PEER_FAILED in the child's first op (then shrink the
+   child). Collective over the live ranks of comm. cfg may be NULL (inherit
+   comm's). *out is owned by the caller and released with xc_comm_free.
+   Thread safety: as xc_comm_agree. */
+xc_result_t xc_comm_shrink(xc_comm_t comm, const xc_config_t *cfg, xc_comm_t *out);
+
+/* Grow comm by nnew ranks started elsewhere (elastic training): the grown
+   communicator holds comm's ranks as ranks 0 .. size - 1 (in their order)
+   and the new processes as size .. size + nnew - 1. It lives on a NEW set of
+   connections among old and new processes, made through the rendezvous that
+   id names (as xc_comm_init_rank does); comm itself is unchanged and stays
+   usable. Passing the id: rank 0 of comm makes it with xc_get_unique_id and
+   passes it here (the other ranks of comm may pass NULL: rank 0's is sent to
+   them); the new processes get the same id by any means of the application
+   (a file, a key-value store, their command line) and call
+     xc_comm_init_rank(size + nnew, &id, size + i, cfg, &grown)   (i = 0 .. nnew - 1).
+   Every process of the grown communicator shares rank 0's XC_JOB_ID for its
+   shared-memory names, so the new processes may come from another launch.
+   nnew >= 0 (0: a copy of comm on new connections). Collective over comm's
+   ranks and the new processes; waits up to the deadline of cfg (NULL:
+   comm's) for the new processes. comm must have no failed ranks (shrink it
+   first). *out is owned by the caller and released with xc_comm_free.
+   Thread safety: as xc_comm_split. */
+xc_result_t xc_comm_grow(xc_comm_t comm, int nnew, const xc_unique_id_t *id, const xc_config_t *cfg,
+                         xc_comm_t *out);
 
 /* ---- point to point ------------------------------------------------------ */
 #define XC_ANY_SOURCE (-1)

@@ -57,7 +57,7 @@ module xcomm
 
   ! ---- versions ------------------------------------------------------------
   integer, parameter, public :: XC_VERSION_MAJOR = 0
-  integer, parameter, public :: XC_VERSION_MINOR = 1
+  integer, parameter, public :: XC_VERSION_MINOR = 2
   integer, parameter, public :: XC_VERSION_PATCH = 0
   integer, parameter, public :: XC_ABI_VERSION = 1
 
@@ -76,6 +76,7 @@ module xcomm
   integer, parameter, public :: XC_ERR_CUDA = -10
   integer, parameter, public :: XC_ERR_NCCL = -11
   integer, parameter, public :: XC_ERR_INTERNAL = -12
+  integer, parameter, public :: XC_ERR_REVOKED = -13
 
   ! ---- data types (xc_dtype_t) ---------------------------------------------
   integer, parameter, public :: XC_INT8 = 0
@@ -198,6 +199,7 @@ module xcomm
   public :: xc_comm_rank, xc_comm_size, xc_comm_local_rank, xc_comm_local_size
   public :: xc_comm_get_async_error, xc_comm_split, xc_comm_split_groups, xc_comm_dup
   public :: xc_comm_create_group
+  public :: xc_comm_revoke, xc_comm_agree, xc_comm_get_failed, xc_comm_shrink, xc_comm_grow
   public :: xc_send, xc_recv, xc_sendrecv, xc_isend, xc_irecv, xc_wait, xc_test, xc_waitall
   public :: xc_barrier, xc_broadcast, xc_allreduce, xc_allgather
   public :: xc_reduce, xc_allgatherv, xc_gather, xc_gatherv, xc_scatter, xc_scatterv, xc_reduce_scatter
@@ -230,6 +232,12 @@ module xcomm
   end interface
   interface xc_comm_split
     module procedure xc_comm_split_nocfg, xc_comm_split_cfg
+  end interface
+  interface xc_comm_shrink
+    module procedure xc_comm_shrink_nocfg, xc_comm_shrink_cfg
+  end interface
+  interface xc_comm_grow
+    module procedure xc_comm_grow_nocfg, xc_comm_grow_cfg
   end interface
   interface xc_comm_split_groups
     module procedure xc_comm_split_groups_nocfg, xc_comm_split_groups_cfg
@@ -470,6 +478,40 @@ module xcomm
       type(c_ptr), value :: comm
       type(xc_comm), intent(inout) :: out
     end function c_xc_comm_dup
+
+    integer(c_int) function c_xc_comm_revoke(comm) bind(c, name='xc_comm_revoke')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+    end function c_xc_comm_revoke
+
+    integer(c_int) function c_xc_comm_agree(comm, flag) bind(c, name='xc_comm_agree')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      integer(c_int), intent(inout) :: flag
+    end function c_xc_comm_agree
+
+    integer(c_int) function c_xc_comm_get_failed(comm, n, ranks) bind(c, name='xc_comm_get_failed')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      integer(c_int), intent(inout) :: n
+      integer(c_int), intent(inout), optional :: ranks(*)
+    end function c_xc_comm_get_failed
+
+    integer(c_int) function c_xc_comm_shrink(comm, cfg, out) bind(c, name='xc_comm_shrink')
+      import :: c_int, c_ptr, xc_config, xc_comm
+      type(c_ptr), value :: comm
+      type(xc_config), intent(in), optional :: cfg
+      type(xc_comm), intent(inout) :: out
+    end function c_xc_comm_shrink
+
+    integer(c_int) function c_xc_comm_grow(comm, nnew, id, cfg, out) bind(c, name='xc_comm_grow')
+      import :: c_int, c_ptr, xc_unique_id, xc_config, xc_comm
+      type(c_ptr), value :: comm
+      integer(c_int), value :: nnew
+      type(xc_unique_id), intent(in), optional :: id
+      type(xc_config), intent(in), optional :: cfg
+      type(xc_comm), intent(inout) :: out
+    end function c_xc_comm_grow
 
     integer(c_int) function c_xc_send(buf, count, dtype, peer, tag, comm) bind(c, name='xc_send')
       import :: c_int, c_ptr, c_size_t
@@ -1400,6 +1442,91 @@ contains
     integer, intent(out), optional :: ierr
     call finish(c_xc_comm_dup(comm%ptr, newcomm), 'xc_comm_dup', ierr)
   end subroutine xc_comm_dup
+
+  ! ==== fault tolerance (xcomm.h: revoke, agree, get_failed, shrink, grow) ========
+
+  subroutine xc_comm_revoke(comm, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_revoke(comm%ptr), 'xc_comm_revoke', ierr)
+  end subroutine xc_comm_revoke
+
+  !> flag: in, this rank's; out, the AND over the survivors. ierr is
+  !> XC_ERR_PEER_FAILED (flag still set) when the survivors agreed that some
+  !> ranks failed: pass ierr to go on after that.
+  subroutine xc_comm_agree(comm, flag, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(inout) :: flag
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v, rc
+    v = int(flag, c_int)
+    rc = c_xc_comm_agree(comm%ptr, v)
+    if (rc == XC_SUCCESS .or. rc == XC_ERR_PEER_FAILED) flag = v
+    call finish(rc, 'xc_comm_agree', ierr)
+  end subroutine xc_comm_agree
+
+  !> n: how many ranks of comm this process knows have failed; ranks (if
+  !> present, at least comm's size entries) receives them, 0-based, in order.
+  subroutine xc_comm_get_failed(comm, n, ranks, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(out) :: n
+    integer, intent(out), optional :: ranks(:)
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: v, csize
+    integer(c_int), allocatable :: buf(:)
+    v = 0
+    if (present(ranks)) then
+      csize = 0
+      call finish(c_xc_comm_size(comm%ptr, csize), 'xc_comm_get_failed', ierr)
+      if (csize <= 0) return
+      if (size(ranks) < csize) then
+        call fail('xc_comm_get_failed', 'ranks holds fewer entries than the communicator has ranks', ierr)
+        return
+      end if
+      allocate(buf(csize))
+      call finish(c_xc_comm_get_failed(comm%ptr, v, buf), 'xc_comm_get_failed', ierr)
+      ranks(1:v) = buf(1:v)
+    else
+      call finish(c_xc_comm_get_failed(comm%ptr, v), 'xc_comm_get_failed', ierr)
+    end if
+    n = v
+  end subroutine xc_comm_get_failed
+
+  subroutine xc_comm_shrink_nocfg(comm, newcomm, ierr)
+    type(xc_comm), intent(in) :: comm
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_shrink(comm%ptr, out=newcomm), 'xc_comm_shrink', ierr)
+  end subroutine xc_comm_shrink_nocfg
+
+  subroutine xc_comm_shrink_cfg(comm, cfg, newcomm, ierr)
+    type(xc_comm), intent(in) :: comm
+    type(xc_config), intent(in) :: cfg
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_shrink(comm%ptr, cfg, newcomm), 'xc_comm_shrink', ierr)
+  end subroutine xc_comm_shrink_cfg
+
+  !> id: significant on rank 0 of comm (from xc_get_unique_id); the new
+  !> processes call xc_comm_init_rank(size + nnew, id, size + i, ...).
+  subroutine xc_comm_grow_nocfg(comm, nnew, id, newcomm, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: nnew
+    type(xc_unique_id), intent(in) :: id
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_grow(comm%ptr, int(nnew, c_int), id, out=newcomm), 'xc_comm_grow', ierr)
+  end subroutine xc_comm_grow_nocfg
+
+  subroutine xc_comm_grow_cfg(comm, nnew, id, cfg, newcomm, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: nnew
+    type(xc_unique_id), intent(in) :: id
+    type(xc_config), intent(in) :: cfg
+    type(xc_comm), intent(out) :: newcomm
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_comm_grow(comm%ptr, int(nnew, c_int), id, cfg, newcomm), 'xc_comm_grow', ierr)
+  end subroutine xc_comm_grow_cfg
 
   ! ==== point to point ===========================================================
 

@@ -27,6 +27,7 @@ XC_EXPORT const char *xc_strerror(xc_result_t result) {
     case XC_ERR_CUDA: return "CUDA error";
     case XC_ERR_NCCL: return "NCCL error";
     case XC_ERR_INTERNAL: return "internal error";
+    case XC_ERR_REVOKED: return "communicator revoked";
     default: return "unknown result code";
   }
 }

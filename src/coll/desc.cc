@@ -98,6 +98,7 @@ std::string describe_signature(uint32_t sig) {
   auto kind = static_cast<CollKind>(sig & 0xf);
   if (sig == kSigCommFree) return "xc_comm_free's closing barrier";
   if (sig == kSigCommSplit) return "a communicator split (xc_comm_split, _dup or _split_groups)";
+  if (sig == kSigCommGrow) return "xc_comm_grow";
   std::string s = coll_kind_name(kind);
   if (kind == CollKind::kBarrier) return s;
   s += std::string(" ") + dtype_name(static_cast<xc_dtype_t>((sig >> 4) & 0xf));
@@ -109,7 +110,8 @@ std::string describe_signature(uint32_t sig) {
 std::string describe_signature_difference(uint32_t mine, uint32_t theirs) {
   if (mine == theirs) return "the same call";
   auto kind = static_cast<CollKind>(mine & 0xf);
-  bool special = mine == kSigCommFree || mine == kSigCommSplit || theirs == kSigCommFree || theirs == kSigCommSplit;
+  auto is_special = [](uint32_t s) { return s == kSigCommFree || s == kSigCommSplit || s == kSigCommGrow; };
+  bool special = is_special(mine) || is_special(theirs);
   if (special || kind != static_cast<CollKind>(theirs & 0xf)) return "different collectives";
   std::vector<std::string> diffs;
   auto field = [&](int shift, uint32_t mask) { return ((mine >> shift) & mask) != ((theirs >> shift) & mask); };

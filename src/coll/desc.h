@@ -195,6 +195,7 @@ constexpr uint32_t kSigGaveUp = (1u << 31) | (0xfu << 4);
 // apart at once.
 constexpr uint32_t kSigCommFree = (1u << 30) | (0xfu << 4);
 constexpr uint32_t kSigCommSplit = (1u << 29) | (0xfu << 4);
+constexpr uint32_t kSigCommGrow = (1u << 28) | (0xfu << 4);  // xc_comm_grow's exchange of the id
 // allreduce, allgather(v), alltoall(v): XC_IN_PLACE at every rank or at
 // none, as MPI asks (the selector weighs it for the first three, and
 // in-place alltoall(v) trades blocks in pairs, so a mix would not match).

@@ -7,9 +7,11 @@
 // One class, one file per job: engine.cc (construction, routes, posting),
 // protocol.cc (frames in and out), progress.cc (polling and waiting; the
 // sleeping itself is sleeper.h's), failure.cc (dead peers, cancel, abort,
-// admission), mismatch.cc (collective ops that ranks disagree on).
+// admission), mismatch.cc (collective ops that ranks disagree on),
+// revoke.cc (communicators revoked by any member).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -78,8 +80,24 @@ class P2pEngine final : private FrameSink {
   // Cancel, and fail at once everything posted on ctx from now on.
   void abort_context(uint64_t ctx, const Status &why);
 
+  // Revoke the communicator whose contexts are ctx .. ctx + 3 (p2p/revoke.cc):
+  // fail its pending and later requests with XC_ERR_REVOKED here and tell
+  // every live member (fabric ranks), each of which tells the others once.
+  // origin: the fabric rank that called xc_comm_revoke. Idempotent.
+  void revoke(uint64_t ctx, const std::vector<int> &members, int origin);
+  // Whether ctx's communicator was revoked (here or by news); then *why
+  // (may be nullptr) is the error its ops get. Cheap while nothing was revoked.
+  bool revoked(uint64_t ctx, Status *why = nullptr);
+  bool any_revoked() const { return revoked_count_.load(std::memory_order_relaxed) != 0; }
+  // Drop the unexpected messages of ctx with a tag in [0, below): a
+  // protocol's leftovers (agreements pass their decision on to everyone).
+  void discard_unexpected(uint64_t ctx, int below);
+
   // First dead rank among members, or -1.
   int first_failed(const std::vector<int> &members);
+  // The indices into members of every dead one (crashed or left), in
+  // order; the transports are asked first.
+  std::vector<int> failed_among(const std::vector<int> &members);
   // Whether the collective op of `op` (ctx, tag, members, sig; never
   // posted) must stop: its context was aborted, or some member reported it
   // mismatched, or a message of it arrived from a member in another op
@@ -178,6 +196,9 @@ class P2pEngine final : private FrameSink {
   // The error a request of ctx gets once ctx was aborted; OK when it was not.
   Status aborted_status_locked(uint64_t ctx) const;
   void cancel_locked(Request *req, const Status &why);
+  void cancel_context_locked(uint64_t ctx, const Status &why);
+  // revoke.cc: the news arrived (from `from`, -1: here), with the members.
+  void revoke_locked(uint64_t ctx, std::vector<int32_t> members, int origin, int from);
   // Take req out of wherever it waits, tell the peer if part of it went
   // (NACK), and complete it with why. Unlike cancel_locked, also ends a
   // granted send (its reader died) and one cancelled earlier.
@@ -217,6 +238,15 @@ class P2pEngine final : private FrameSink {
   std::unordered_map<uint64_t, Request *> sends_waiting_;  // by our id
   std::unordered_map<uint64_t, Request *> recvs_streaming_;  // by our id
   std::vector<std::pair<uint64_t, Status>> aborted_;  // contexts whose later requests fail at once
+  // Revoked communicators by first context: the members the news goes to
+  // (the REVOKE frames' payload; node-based map, so it stays put while
+  // frames wait in outboxes) and the error.
+  struct Revoked {
+    std::vector<int32_t> members;
+    Status why;
+  };
+  std::unordered_map<uint64_t, Revoked> revoked_;
+  std::atomic<int> revoked_count_{0};
   std::deque<Poisoned> poisoned_;  // the latest collective ops found mismatched
   std::vector<int> busy_peers_;  // peers with a non-empty outbox or stream
   std::vector<char> busy_flag_;

@@ -116,6 +116,16 @@ int P2pEngine::first_failed(const std::vector<int> &members) {
   return -1;
 }
 
+std::vector<int> P2pEngine::failed_among(const std::vector<int> &members) {
+  auto guard = lock();
+  next_peer_check_ = Deadline::Clock::time_point();
+  check_peers_locked(true);
+  std::vector<int> out;
+  for (size_t i = 0; i < members.size(); ++i)
+    if (dead_[static_cast<size_t>(members[i])]) out.push_back(static_cast<int>(i));
+  return out;
+}
+
 Status P2pEngine::peer_gone_error(const Request *req, int rank) {
   Transport *t = route_[static_cast<size_t>(rank)];
   if (t && t->peer_departed(rank))
@@ -200,6 +210,10 @@ void P2pEngine::withdraw_locked(Request *req, const Status &why) {
 
 void P2pEngine::cancel_context(uint64_t ctx, const Status &why) {
   auto guard = lock();
+  cancel_context_locked(ctx, why);
+}
+
+void P2pEngine::cancel_context_locked(uint64_t ctx, const Status &why) {
   std::vector<Request *> victims =
       pending_requests_locked(kAnywhere, [ctx](const Request *req, int) { return req->ctx == ctx; });
   for (Request *req : victims) cancel_locked(req, why);

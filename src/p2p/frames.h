@@ -9,6 +9,10 @@
 //                                                                FIN: sender's id
 //   arg     -                   receiver's id        offset      GO: sender's id         reporter + 1 (0: src)
 //
+// REVOKE: ctx is the communicator's first context, arg the fabric rank that
+// called xc_comm_revoke; the payload lists the members' fabric ranks (int32),
+// so a receiver can pass the news on without knowing the communicator.
+//
 // Payloads: EAGER carries the message, DATA its piece. An RTS carries the
 // sender's buffer as the sender's transport described it (Transport::
 // describe, at most RemoteMem::kMaxBytes) when its route offers single copy;
@@ -34,6 +38,7 @@ enum FrameKind : uint32_t {
   kFrameGo = 6,     // sender → receiver: read my memory now (single-copy), I keep it until FIN
   kFrameNack = 7,   // sender → receiver: the message was withdrawn (send cancelled); fail the receive
   kFrameMismatch = 8,  // to every member: ranks are in different ops at (ctx, tag); fail all of that op
+  kFrameRevoke = 9,    // to every member: the communicator of ctx is revoked (p2p/revoke.cc)
 };
 
 enum FrameFlags : uint32_t {

@@ -117,6 +117,7 @@ Status P2pEngine::op_interrupted(const Request &op) {
   auto guard = lock();
   XC_TRY(aborted_status_locked(op.ctx));
   progress_locked();
+  XC_TRY(aborted_status_locked(op.ctx));  // that pass may have brought a REVOKE (revoke.cc)
   XC_TRY(poisoned_status_locked(op));
   // A message of this op number from a member in another op (one whose
   // closing barrier met our shared-memory op, say): nobody receives it.

@@ -148,6 +148,12 @@ void P2pEngine::on_frame(int peer, const FrameHeader &h, const void *payload, si
       poison_locked(Poisoned{h.ctx, h.tag, reporter, h.flags, static_cast<int>(h.id), static_cast<uint32_t>(h.bytes)});
       return;
     }
+    case kFrameRevoke: {
+      std::vector<int32_t> members(len / sizeof(int32_t));
+      if (len) memcpy(members.data(), payload, members.size() * sizeof(int32_t));
+      revoke_locked(h.ctx, std::move(members), static_cast<int>(h.arg), peer);
+      return;
+    }
     case kFrameNack: {
       auto it = recvs_streaming_.find(h.id);
       if (it == recvs_streaming_.end()) return;

@@ -357,6 +357,24 @@ Status group_exchange_store(xc_comm_s *parent, const std::vector<int> &list, int
 
 }  // namespace
 
+Status comm_make(std::shared_ptr<Fabric> fabric, std::vector<int> members, int my_index, uint64_t ctx,
+                 const xc_config_t &cfg, const std::string &name, xc_comm_s **out) {
+  return make_comm(std::move(fabric), std::move(members), my_index, ctx, cfg, name, out);
+}
+
+uint64_t comm_lineage(const xc_comm_s *comm) { return lineage(comm); }
+
+uint64_t comm_derive_ctx(uint64_t base, uint64_t salt, uint64_t seq) {
+  uint64_t h = mix64(base ^ salt);
+  h = mix64(h ^ (seq << 20) ^ 0x3c6ef372fe94f82bULL);
+  return h & ~uint64_t{3};
+}
+
+Status comm_child_config(const xc_comm_s *parent, const xc_config_t *cfg, xc_comm_s **out, xc_config_t *child,
+                         std::string *name) {
+  return child_config(parent, cfg, out, child, name);
+}
+
 coll::CollContext make_coll_context(xc_comm_s *comm) {
   // XC_THREAD_MULTIPLE lets two threads start collectives on one comm at
   // once (xcomm.h), so the number is taken with a locked add; serialized, no
@@ -386,6 +404,8 @@ Status check_comm(const xc_comm_s *comm) {
 Status usable_error(const xc_comm_s *comm) {
   XC_TRY(check_comm(comm));
   if (comm->aborted.load()) return Error(XC_ERR_ABORTED, "the communicator was aborted");
+  Status why;
+  if (comm->fabric->engine().revoked(comm->ctx, &why)) return why;
   return Status::Ok();
 }
 
@@ -678,7 +698,9 @@ Status comm_free(xc_comm_s *comm) {
   // Its failure is returned (a peer that never frees, or died meanwhile,
   // is the caller's to know); the handle is released all the same.
   Status closing;
-  if (!comm->aborted.load() && !comm->broken.load() && comm->fabric->engine().first_failed(*comm->members) < 0) {
+  // Not after a revoke either: the members left their ops at different points.
+  if (!comm->aborted.load() && !comm->broken.load() && !comm->fabric->engine().revoked(comm->ctx) &&
+      comm->fabric->engine().first_failed(*comm->members) < 0) {
     coll::CollContext c = make_coll_context(comm);
     c.set_signature(kSigCommFree);
     Status st = comm->fabric->reaches_all(*comm->members)
@@ -694,6 +716,7 @@ Status comm_free(xc_comm_s *comm) {
   Status why = Error(XC_ERR_ABORTED, "the communicator was freed");
   comm->fabric->engine().cancel_context(comm->ctx, why);
   for (uint64_t c = comm->ctx + 1; c <= comm->ctx + 3; ++c) comm->fabric->engine().cancel_context(c, why);
+  comm->fabric->engine().cancel_context(comm_agree_ctx(comm), why);  // agreements' leftovers
   comm->magic = kCommFreed;
   comm->backends.clear();  // segments and scratch go now; only the shell stays
   comm->executor.reset();  // shut down above
@@ -719,6 +742,7 @@ void comm_abort(xc_comm_s *comm) {
 
 xc_result_t comm_async_error(xc_comm_s *comm) {
   if (comm->aborted.load()) return XC_ERR_ABORTED;
+  if (comm->fabric->engine().revoked(comm->ctx)) return XC_ERR_REVOKED;
   if (int dev = comm->device_error->load()) return static_cast<xc_result_t>(dev);
   if (comm->fabric->engine().first_failed(*comm->members) >= 0) return XC_ERR_PEER_FAILED;
   return XC_SUCCESS;

@@ -67,6 +67,13 @@ struct xc_comm_s {
   // (tag, list), which names the store keys of the next one.
   std::mutex group_mu;
   std::unordered_map<uint64_t, uint32_t> group_calls;
+
+  // Fault tolerance (runtime/ft.cc): how many agreements (xc_comm_agree,
+  // xc_comm_shrink) ran on this communicator (each has its own tags, and
+  // names a shrunk child's context), and every rank they agreed had failed.
+  uint32_t agreements = 0;
+  std::mutex ft_mu;
+  std::vector<char> agreed_failed;  // by communicator rank; empty: none yet
 };
 
 namespace xc {
@@ -74,10 +81,12 @@ namespace xc {
 // Validate a handle from the user (NULL, freed, garbage-but-readable).
 Status check_comm(const xc_comm_s *comm);
 
-// XC_ERR_ABORTED after xc_comm_abort. Inline on success: every op calls it.
+// XC_ERR_ABORTED after xc_comm_abort, XC_ERR_REVOKED once any member
+// revoked it. Inline on success: every op calls it.
 Status usable_error(const xc_comm_s *comm);
 inline Status check_usable(const xc_comm_s *comm) {
-  if (comm && comm->magic == kCommMagic && !comm->aborted.load()) return Status::Ok();
+  if (comm && comm->magic == kCommMagic && !comm->aborted.load() && !comm->fabric->engine().any_revoked())
+    return Status::Ok();
   return usable_error(comm);
 }
 
@@ -100,6 +109,26 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
                          const xc_config_t *cfg, xc_comm_s **out);
 Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, const xc_config_t *cfg, xc_comm_s **out);
 Status comm_dup(xc_comm_s *comm, xc_comm_s **out);
+// Fault tolerance (runtime/ft.cc; xcomm.h says what each does).
+Status comm_revoke(xc_comm_s *comm);
+Status comm_agree(xc_comm_s *comm, int *flag);
+Status comm_get_failed(xc_comm_s *comm, int *n, int *ranks);
+Status comm_shrink(xc_comm_s *comm, const xc_config_t *cfg, xc_comm_s **out);
+Status comm_grow(xc_comm_s *comm, int nnew, const xc_unique_id_t *id, const xc_config_t *cfg, xc_comm_s **out);
+
+// For runtime/ft.cc: a communicator over members (fabric ranks) of fabric;
+// the id its children's contexts derive from; a context derived from such
+// an id, a salt and a number (a multiple of 4, like every communicator's);
+// a child's config (the user's, else the parent's timeout and name).
+Status comm_make(std::shared_ptr<Fabric> fabric, std::vector<int> members, int my_index, uint64_t ctx,
+                 const xc_config_t &cfg, const std::string &name, xc_comm_s **out);
+uint64_t comm_lineage(const xc_comm_s *comm);
+uint64_t comm_derive_ctx(uint64_t lineage, uint64_t salt, uint64_t seq);
+// The context agreements on comm use: not one of comm's four, so revoking
+// comm leaves it working.
+uint64_t comm_agree_ctx(const xc_comm_s *comm);
+Status comm_child_config(const xc_comm_s *parent, const xc_config_t *cfg, xc_comm_s **out, xc_config_t *child,
+                         std::string *name);
 Status comm_free(xc_comm_s *comm);
 void comm_abort(xc_comm_s *comm);
 xc_result_t comm_async_error(xc_comm_s *comm);

@@ -16,16 +16,22 @@ namespace xc {
 
 namespace {
 
-// What each rank tells the others at start-up.
+// What each rank tells the others at start-up. The job id (no newline in
+// it: [A-Za-z0-9_-]) is rank 0's for everyone: processes that join by a
+// unique id may come from another launch with another XC_JOB_ID
+// (xc_comm_grow), and shared-memory names must match.
 struct RankCard {
+  std::string job;
   std::string host;
   pid_t pid = 0;
 
-  std::string encode() const { return host + "\n" + std::to_string(pid); }
+  std::string encode() const { return job + "\n" + host + "\n" + std::to_string(pid); }
   static Status decode(const std::string &text, int rank, RankCard *out) {
-    size_t nl = text.rfind('\n');
-    if (nl == std::string::npos) return Error(XC_ERR_INTERNAL, "rank %d sent a malformed start-up card", rank);
-    out->host = text.substr(0, nl);
+    size_t first = text.find('\n'), nl = text.rfind('\n');
+    if (first == std::string::npos || nl == first)
+      return Error(XC_ERR_INTERNAL, "rank %d sent a malformed start-up card", rank);
+    out->job = text.substr(0, first);
+    out->host = text.substr(first + 1, nl - first - 1);
     out->pid = static_cast<pid_t>(std::stol(text.substr(nl + 1)));
     return Status::Ok();
   }
@@ -68,7 +74,7 @@ Status Fabric::bootstrap(const FabricSetup &setup) {
   Deadline deadline = Deadline::AfterMs(setup.timeout_ms);
 
   std::vector<RankCard> cards(static_cast<size_t>(size_));
-  cards[static_cast<size_t>(rank_)] = RankCard{host_id(), getpid()};
+  cards[static_cast<size_t>(rank_)] = RankCard{setup.job_id, host_id(), getpid()};
   if (size_ > 1) {
     if (setup.serve_store)
       XC_TRY_CTX(bootstrap::StoreServer::start(setup.store_host, setup.store_port, setup.store_fd, setup.token, &server_),
@@ -80,6 +86,7 @@ Status Fabric::bootstrap(const FabricSetup &setup) {
     for (int r = 0; r < size_; ++r) XC_TRY(RankCard::decode(all[static_cast<size_t>(r)], r, &cards[static_cast<size_t>(r)]));
   }
 
+  job_id_ = cards[0].job;
   // Hosts are numbered in order of their lowest rank.
   std::map<std::string, int> host_numbers;
   host_index_.resize(static_cast<size_t>(size_));
@@ -159,7 +166,7 @@ Status Fabric::set_up_transports(const FabricSetup &setup) {
   ts.rank = rank_;
   ts.size = size_;
   ts.host_of = host_index_;
-  ts.job_id = setup.job_id;
+  ts.job_id = job_id_;
   ts.token = setup.token;
   ts.store = store_.get();
   ts.deadline = Deadline::AfterMs(setup.timeout_ms);

@@ -97,6 +97,7 @@ class Fabric {
 
   int rank_ = 0;
   int size_ = 1;
+  std::string job_id_;  // rank 0's: names shared memory
   std::vector<int> host_index_;
   int host_count_ = 1;
   std::vector<HostSummary> hosts_;

@@ -88,6 +88,14 @@ class FakeHub {
     std::lock_guard<std::mutex> g(mu_);
     return dead_[idx(r)] != 0;
   }
+  // Rank r dies right after it sends a frame that pred accepts (that frame
+  // goes out, nothing after it does): a crash at a chosen point of a
+  // protocol. pred runs under the hub's lock and must only look.
+  void kill_after_send(int r, std::function<bool(int to, const xc::FrameHeader &h)> pred) {
+    std::lock_guard<std::mutex> g(mu_);
+    kill_after_.resize(static_cast<size_t>(opts_.ranks));
+    kill_after_[idx(r)] = std::move(pred);
+  }
   // Called (outside the hub lock) at the start of every peer_alive(peer)
   // query made by rank asker, before the answer is read: lets a test make a
   // rank send its last frames and die right between an engine's last poll
@@ -142,7 +150,7 @@ class FakeHub {
 
  private:
   friend class FakeTransport;
-  static constexpr uint32_t kKinds = 9;
+  static constexpr uint32_t kKinds = 10;
   // What describe() made: the index into descriptions_ rides in the bytes.
   struct Description {
     int owner;
@@ -179,6 +187,8 @@ class FakeHub {
   xc::Status read_remote_result_;
   xc::Status describe_result_;
   std::function<void(int, int)> before_peer_alive_;
+  std::vector<std::function<bool(int, const xc::FrameHeader &)>> kill_after_;  // by rank
+  std::function<bool(int, const xc::FrameHeader &)> no_kill_;
   uint64_t sent_by_kind_[kKinds] = {};
   std::atomic<uint64_t> refused_full_{0};
   std::atomic<uint64_t> read_remote_calls_{0};
@@ -241,6 +251,12 @@ class FakeTransport final : public xc::Transport {
     q.push_back(std::move(f));
     if (hub_.dead_[hub_.idx(peer)]) hub_.sent_to_dead_.fetch_add(1);
     ++hub_.sent_by_kind_[h.kind < FakeHub::kKinds ? h.kind : 0];
+    auto &dies = hub_.kill_after_.size() > hub_.idx(me_) ? hub_.kill_after_[hub_.idx(me_)] : hub_.no_kill_;
+    if (dies && dies(peer, h)) {
+      hub_.dead_[hub_.idx(me_)] = 1;
+      dies = nullptr;
+      hub_.ring_all_locked();
+    }
     hub_.ring_locked(peer);
     hub_.cv_.notify_all();
     return true;

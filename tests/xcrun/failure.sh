@@ -50,6 +50,22 @@ expect_grep "$err" "^xcrun: cannot run '/nonexistent/xcrun-no-such-program': No 
   "exec error"
 expect_grep "$err" '^xcrun: rank [01] \(pid [0-9]+\) exited with status 127' "exec failure as a rank failure"
 
+# --keep-going: the others run on (they exit 0 after their sleep), every
+# failure is reported when it happens and at the end, and the exit status
+# is the first rank killed by a signal.
+kg='case $XC_RANK in 1) exit 3;; 2) kill -9 $$;; esac; sleep 0.5; echo "rank $XC_RANK: still here"'
+run -n 4 --grace 30 --keep-going sh -c "$kg"
+expect_rc 137 "--keep-going: the SIGKILLed rank's status"
+expect_grep "$err" '^xcrun: rank 1 \(pid [0-9]+\) exited with status 3; the other [0-9]+ ranks? keep going \(--keep-going\)$' \
+  "--keep-going: rank 1's failure when it happens"
+expect_grep "$err" '^xcrun: rank 2 \(pid [0-9]+\) was killed by signal 9 \(Killed\)' "--keep-going: rank 2's failure"
+expect_grep "$err" '^xcrun: 2 ranks failed: rank [12] \(.*\), rank [12] \(.*\)$' "--keep-going: the summary"
+for r in 0 3; do
+  expect_grep "$out" "rank $r: still here\$" "--keep-going: rank $r ran on"
+done
+run -n 2 --keep-going sh -c '[ "$XC_RANK" = 0 ] || exit 4'
+expect_rc 4 "--keep-going: an exit status"
+
 # One rank alone: nobody to stop.
 run -n 1 sh -c 'exit 7'
 expect_rc 7 "single rank exits 7"

@@ -21,12 +21,12 @@ from .config import DEVICE_AUTO, DEVICE_NONE, Config, DebugLevel, DType, Op, Res
 from .groups import group
 from .memory import Memory
 from .errors import (AbortedError, Error, InvalidArgumentError, InvalidUsageError, PeerFailedError,
-                     TimeoutError, TruncatedError, UnsupportedError, check, last_error, result_name,
-                     strerror)
+                     RevokedError, TimeoutError, TruncatedError, UnsupportedError, check, last_error,
+                     result_name, strerror)
 from .p2p import ANY_SOURCE, ANY_TAG, TAG_MAX
 from .request import Request, Status, waitall
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 ABI_VERSION = _DEFINES["XC_ABI_VERSION"]
 
 

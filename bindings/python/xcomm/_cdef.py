@@ -25,6 +25,7 @@ typedef enum xc_result {
   XC_ERR_CUDA = -10,
   XC_ERR_NCCL = -11,
   XC_ERR_INTERNAL = -12,
+  XC_ERR_REVOKED = -13,
   XC_RESULT_FORCE_32BIT = 0x7FFFFFFF
 } xc_result_t;
 
@@ -114,6 +115,12 @@ xc_result_t xc_comm_split_groups(xc_comm_t parent, int ngroups, const int *group
 xc_result_t xc_comm_create_group(xc_comm_t parent, int n, const int *ranks, int tag, const xc_config_t *cfg,
                                  xc_comm_t *out);
 xc_result_t xc_comm_dup(xc_comm_t comm, xc_comm_t *out);
+xc_result_t xc_comm_revoke(xc_comm_t comm);
+xc_result_t xc_comm_agree(xc_comm_t comm, int *flag);
+xc_result_t xc_comm_get_failed(xc_comm_t comm, int *n, int *ranks);
+xc_result_t xc_comm_shrink(xc_comm_t comm, const xc_config_t *cfg, xc_comm_t *out);
+xc_result_t xc_comm_grow(xc_comm_t comm, int nnew, const xc_unique_id_t *id, const xc_config_t *cfg,
+                         xc_comm_t *out);
 
 typedef struct xc_status {
   int source;
@@ -216,7 +223,7 @@ xc_result_t xc_buffer_deregister(xc_buffer_t buf);
 # by the same test). XC_IN_PLACE is ((const void *)1): its integer value.
 DEFINES = {
     "XC_VERSION_MAJOR": 0,
-    "XC_VERSION_MINOR": 1,
+    "XC_VERSION_MINOR": 2,
     "XC_VERSION_PATCH": 0,
     "XC_ABI_VERSION": 1,
     "XC_CONFIG_VERSION": 1,

@@ -148,6 +148,62 @@ class Comm(PointToPoint, Collectives):
         check(lib.xc_comm_get_async_error(self._h(), err))
         return None if err[0] == lib.XC_SUCCESS else error_for(err[0], strerror(err[0]))
 
+    # ---- fault tolerance (docs/fault-tolerance.md) ------------------------------------
+
+    def revoke(self):
+        """Make every pending and later op on this communicator fail with
+        xcomm.RevokedError on every rank, whatever op each is in. Local, never
+        blocks; agree(), shrink(), failed_ranks() and free() still work."""
+        check(lib.xc_comm_revoke(self._h()))
+
+    def agree(self, flag=1):
+        """A fault-tolerant agreement among the live ranks: the bitwise AND of
+        every rank's flag (an int), the same on every survivor, returned. When
+        the survivors agree that some ranks failed, raises
+        xcomm.PeerFailedError (the same on every survivor) whose .flag holds
+        the agreed flag. Collective over the live ranks; works on a revoked
+        communicator."""
+        c_flag = ffi.new("int *", operator.index(flag))
+        rc = lib.xc_comm_agree(self._h(), c_flag)
+        if rc == lib.XC_ERR_PEER_FAILED:
+            err = error_for(rc)
+            err.flag = c_flag[0]
+            raise err
+        check(rc)
+        return c_flag[0]
+
+    def failed_ranks(self):
+        """The ranks of this communicator this process knows have failed
+        (seen by its transports or agreed on), in order. Local."""
+        size = self.size
+        n = ffi.new("int *")
+        ranks = ffi.new("int[]", max(size, 1))
+        check(lib.xc_comm_get_failed(self._h(), n, ranks))
+        return [ranks[i] for i in range(n[0])]
+
+    def shrink(self, *, config=None, **options):
+        """A communicator of the survivors: the live ranks agree on who
+        failed, and the new one holds every other rank, renumbered in order.
+        No new connections. Options default to this communicator's.
+        Collective over the live ranks; works on a revoked communicator."""
+        cfg, _name = make_config(config, **options)
+        return Comm._create(lib.xc_comm_shrink, self._h(), cfg)
+
+    def grow(self, nnew, uid=None, *, config=None, **options):
+        """This communicator's ranks (0 .. size-1) and nnew new processes
+        (size .. size+nnew-1) in a new communicator, on new connections made
+        through the rendezvous uid names. Rank 0 passes the UniqueId (from
+        xcomm.get_unique_id()); the other ranks may pass None. The new
+        processes call xcomm.init_rank(size + nnew, uid, size + i).
+        Collective over this communicator and the new processes."""
+        c_uid = ffi.NULL
+        if uid is not None:
+            uid = uid if isinstance(uid, UniqueId) else UniqueId(uid)
+            c_uid = ffi.new("xc_unique_id_t *")
+            ffi.memmove(c_uid, uid, UNIQUE_ID_BYTES)
+        cfg, _name = make_config(config, **options)
+        return Comm._create(lib.xc_comm_grow, self._h(), operator.index(nnew), c_uid, cfg)
+
     def mem_alloc(self, nbytes):
         """nbytes of memory that this communicator's ops move fastest
         (xc_mem_alloc: 2 MiB aligned, on huge pages where the kernel offers

@@ -24,6 +24,7 @@ class Result(enum.IntEnum):
     ERR_CUDA = lib.XC_ERR_CUDA
     ERR_NCCL = lib.XC_ERR_NCCL
     ERR_INTERNAL = lib.XC_ERR_INTERNAL
+    ERR_REVOKED = lib.XC_ERR_REVOKED
 
 
 class DType(enum.IntEnum):

@@ -63,6 +63,11 @@ class AbortedError(Error):
     """XC_ERR_ABORTED: the communicator was aborted."""
 
 
+class RevokedError(Error):
+    """XC_ERR_REVOKED: some rank revoked the communicator (Comm.revoke);
+    shrink it to carry on."""
+
+
 class UnsupportedError(Error):
     """XC_ERR_UNSUPPORTED: not available in this build (e.g. device memory)."""
 
@@ -77,6 +82,7 @@ _CLASSES = {
     lib.XC_ERR_TIMEOUT: TimeoutError,
     lib.XC_ERR_PEER_FAILED: PeerFailedError,
     lib.XC_ERR_ABORTED: AbortedError,
+    lib.XC_ERR_REVOKED: RevokedError,
     lib.XC_ERR_UNSUPPORTED: UnsupportedError,
     lib.XC_ERR_TRUNCATED: TruncatedError,
 }

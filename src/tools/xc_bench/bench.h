@@ -45,6 +45,7 @@ bool parse_bytes(const char *text, size_t *out);
 // Subcommands (argc/argv: what follows the subcommand's name).
 int run_comm(int argc, char **argv);
 int run_pingpong(int argc, char **argv);
+int run_shrink(int argc, char **argv);
 
 // Collective subcommands, driven by the table in coll.cc.
 struct CollSpec;

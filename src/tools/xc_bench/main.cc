@@ -5,6 +5,7 @@
 //
 //   comm       world start-up (xc_init), xc_comm_split and xc_comm_split_groups
 //   pingpong   point-to-point latency and bandwidth between ranks 0 and 1
+//   shrink     recovery from a killed rank (revoke + shrink), beside xc_init
 //   allreduce, broadcast, allgather, barrier, ...
 //              nccl-tests-style sweeps of one collective (coll.cc; one table
 //              entry per collective)
@@ -31,6 +32,7 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"comm", "time world start-up, xc_comm_split and xc_comm_split_groups", run_comm},
     {"pingpong", "point-to-point latency and bandwidth between ranks 0 and 1", run_pingpong},
+    {"shrink", "recovery from a killed rank (xcrun --keep-going): revoke + shrink, beside xc_init", run_shrink},
 };
 
 void usage(FILE *to) {

@@ -34,6 +34,9 @@ const char kUsage[] =
     "      --tag-output       prefix every line the ranks print with \"[rank] \"\n"
     "      --timeout SECONDS  stop the job after this wall time and exit 124\n"
     "      --grace SECONDS    time the ranks get after SIGTERM before SIGKILL (default 5)\n"
+    "      --keep-going       when a rank fails, let the others run on (programs that\n"
+    "                         survive a failure: xc_comm_shrink); each failure is\n"
+    "                         reported when it happens and again at the end\n"
     "      --bind-to WHAT     core, numa or none: the cpus each rank may run on (default:\n"
     "                         core when every NUMA node has a core for each of its ranks,\n"
     "                         else none)\n"
@@ -74,7 +77,8 @@ const char kUsage[] =
     "never arrives fails the job after XC_TIMEOUT, naming its node rank.\n"
     "\n"
     "Exit status: 0 when every rank exits 0; else the status of the first rank that\n"
-    "failed (128+N when signal N killed it), 128+N when xcrun got signal N, 124 on\n"
+    "failed (128+N when signal N killed it; with --keep-going the first killed by a\n"
+    "signal, else the first that failed), 128+N when xcrun got signal N, 124 on\n"
     "timeout, 2 on bad usage.\n";
 
 [[noreturn]] void usage_error(const std::string &text) {
@@ -165,13 +169,17 @@ bool is_managed_var(const std::string &name) {
 }
 
 Options parse_options(int argc, char **argv) {
-  enum { kTagOutput = 1000, kTimeout, kGrace, kVersion, kBindTo, kReportBindings, kNnodes, kNodeRank, kRdzv, kJobId };
+  enum {
+    kTagOutput = 1000, kTimeout, kGrace, kVersion, kBindTo, kReportBindings, kNnodes, kNodeRank, kRdzv, kJobId,
+    kKeepGoing
+  };
   static const option longs[] = {
       {"np", required_argument, nullptr, 'n'},
       {"env", required_argument, nullptr, 'x'},
       {"tag-output", no_argument, nullptr, kTagOutput},
       {"timeout", required_argument, nullptr, kTimeout},
       {"grace", required_argument, nullptr, kGrace},
+      {"keep-going", no_argument, nullptr, kKeepGoing},
       {"bind-to", required_argument, nullptr, kBindTo},
       {"report-bindings", no_argument, nullptr, kReportBindings},
       {"nnodes", required_argument, nullptr, kNnodes},
@@ -225,6 +233,7 @@ Options parse_options(int argc, char **argv) {
         }
         break;
       case kReportBindings: o.report_bindings = true; break;
+      case kKeepGoing: o.keep_going = true; break;
       case kNnodes:
         if (!parse_int(optarg, &n) || n < 1 || n > kMaxWorld)
           usage_error(std::string("--nnodes wants a number of nodes from 1 to ") + std::to_string(kMaxWorld) +

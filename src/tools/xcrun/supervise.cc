@@ -92,6 +92,7 @@ class Supervisor {
       finish_stream(r.out);
       finish_stream(r.err);
     }
+    if (!kept_failures_.empty()) summarize_kept_failures();
     return exit_code_;
   }
 
@@ -234,8 +235,45 @@ class Supervisor {
       r.running = false;
       --running_;
       bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-      if (!ok && !stopping_) on_rank_failed(r, status);
+      if (!ok && !stopping_ && opts_.keep_going)
+        on_rank_failed_keep_going(r, status);
+      else if (!ok && !stopping_)
+        on_rank_failed(r, status);
     }
+  }
+
+  // --keep-going: the failure is said now, and the others run on.
+  void on_rank_failed_keep_going(const Rank &r, int status) {
+    kept_failures_.push_back({rank_of(r), status});
+    std::string what = "rank " + std::to_string(global_rank(rank_of(r))) + " (pid " + std::to_string(r.pid) + ") " +
+                       how_it_ended(status);
+    if (running_ > 0) what += "; the other " + plural(running_, "rank") + " keep going (--keep-going)";
+    say(what);
+  }
+
+  // At the end of a --keep-going job: every rank that failed, and the exit
+  // status of the first killed by a signal, else of the first that failed
+  // (unless xcrun already had a reason of its own: a timeout, a signal).
+  void summarize_kept_failures() {
+    std::string list;
+    for (const Failure &f : kept_failures_)
+      list += (list.empty() ? "" : ", ") + std::string("rank ") + std::to_string(global_rank(f.rank)) + " (" +
+              (WIFSIGNALED(f.status) ? "signal " + std::to_string(WTERMSIG(f.status))
+                                     : "exit status " + std::to_string(WEXITSTATUS(f.status))) + ")";
+    say(plural(int(kept_failures_.size()), "rank") + " failed: " + list);
+    if (exit_code_ != 0) return;
+    auto first = std::find_if(kept_failures_.begin(), kept_failures_.end(),
+                              [](const Failure &f) { return WIFSIGNALED(f.status); });
+    if (first == kept_failures_.end()) first = kept_failures_.begin();
+    exit_code_ = WIFSIGNALED(first->status) ? 128 + WTERMSIG(first->status) : WEXITSTATUS(first->status);
+  }
+
+  static std::string how_it_ended(int status) {
+    if (!WIFSIGNALED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+    int sig = WTERMSIG(status);
+    std::string what = "was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+    if (WCOREDUMP(status)) what += ", core dumped";
+    return what;
   }
 
   void on_rank_failed(const Rank &r, int status) {
@@ -377,6 +415,7 @@ class Supervisor {
   int running_ = 0;
   bool stopping_ = false;
   std::vector<Failure> failures_;  // not yet the verdict (within kVerdictWindow)
+  std::vector<Failure> kept_failures_;  // --keep-going: every rank that failed, in order
   int exit_code_ = 0;
   std::optional<Clock::time_point> job_deadline_, term_deadline_, kill_deadline_, give_up_deadline_,
       drain_deadline_, verdict_deadline_;

@@ -37,6 +37,7 @@ struct Options {
   bool report_bindings = false;
   std::optional<double> timeout_s;
   double grace_s = 5.0;
+  bool keep_going = false;  // a failed rank does not stop the others (fault-tolerant programs)
   std::vector<std::string> extra_env;  // VAR=VALUE
   std::vector<char *> argv;            // program and its arguments, null-terminated
 

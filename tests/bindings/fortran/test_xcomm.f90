@@ -34,6 +34,7 @@ program test_xcomm
   call test_split_groups()
   call test_create_group()
   call test_dup()
+  call test_fault_tolerance()
   call test_unique_id()
   call test_memory()
   call test_abort()
@@ -1024,6 +1025,46 @@ contains
     call check(a == 100 + left .and. b == 200 + left, 'dup messages never match the parent''s')
     call xc_comm_free(d)
   end subroutine test_dup
+
+  ! revoke, agree, get_failed, shrink and grow without a failure (the fault
+  ! suite kills ranks): a revoked dup fails its ops, agrees and shrinks.
+  subroutine test_fault_tolerance()
+    type(xc_comm) :: d, child, grown
+    type(xc_unique_id) :: id
+    integer :: flag, ierr, nfailed, err, csize, total, i
+    integer, allocatable :: failed(:)
+    flag = 2 * (2**20 - 1) - 2**(rank + 1) + 1  ! bits 0..20 except bit rank + 1
+    call xc_comm_agree(world, flag, ierr)
+    call check_rc(ierr, XC_SUCCESS, 'xc_comm_agree')
+    total = 1
+    do i = 0, 19
+      if (i + 1 > nranks) total = total + 2**(i + 1)
+    end do
+    call check(flag == total, 'xc_comm_agree: the AND of every rank''s flag')
+    allocate(failed(nranks))
+    call xc_comm_get_failed(world, nfailed, failed)
+    call check(nfailed == 0, 'xc_comm_get_failed: none in a healthy world')
+    call xc_comm_dup(world, d)
+    call xc_comm_revoke(d)
+    call xc_barrier(d, ierr)
+    call check_rc(ierr, XC_ERR_REVOKED, 'a barrier on a revoked communicator')
+    call xc_comm_get_async_error(d, err)
+    call check(err == XC_ERR_REVOKED, 'the async error of a revoked communicator')
+    call xc_comm_shrink(d, child)
+    call xc_comm_size(child, csize)
+    call check(csize == nranks, 'xc_comm_shrink without a failure keeps every rank')
+    call xc_allreduce(rank + 1, total, 1, XC_INT32, XC_SUM, child)
+    call check(total == nranks * (nranks + 1) / 2, 'an allreduce on the shrunk communicator')
+    call xc_comm_free(child)
+    call xc_comm_free(d)
+    if (rank == 0) call xc_get_unique_id(id)
+    call xc_comm_grow(world, 0, id, grown)
+    call xc_comm_size(grown, csize)
+    call check(csize == nranks, 'xc_comm_grow by 0 ranks: a copy on new connections')
+    call xc_allreduce(rank + 1, total, 1, XC_INT32, XC_SUM, grown)
+    call check(total == nranks * (nranks + 1) / 2, 'an allreduce on the grown communicator')
+    call xc_comm_free(grown)
+  end subroutine test_fault_tolerance
 
   subroutine test_unique_id()
     type(xc_unique_id) :: id

@@ -28,7 +28,7 @@ def main():
         env["PYTHONPATH"] = target
         check = ("import os, sys, xcomm; p = os.path.realpath(xcomm.__file__); "
                  "assert p.startswith(os.path.realpath(sys.argv[1])), p; "
-                 "assert xcomm.get_version()[:2] == (0, 1); print('installed', p, 'library', xcomm.library_path)")
+                 "assert xcomm.get_version()[:2] == (0, 2); print('installed', p, 'library', xcomm.library_path)")
         subprocess.run([sys.executable, "-c", check, target], env=env, check=True, cwd=target)
         # xcomm.torch ships in the package; it imports where torch does
         for name in ("__init__.py", "_pg.py", "_work.py", "_capi.py"):

@@ -953,6 +953,7 @@ pub fn run(world: &Comm) -> xcomm::Result<Report> {
     collective_set(world, &mut c)?;
     nonblocking_and_groups(world, &mut c)?;
     memory(world, &mut c)?;
+    fault_tolerance(world, &mut c)?;
     // Agree on the outcome, so every rank exits with the same status.
     let mut failed = [c.failures as u64];
     world.allreduce_in_place(&mut failed, Op::Max)?;
@@ -962,6 +963,38 @@ pub fn run(world: &Comm) -> xcomm::Result<Report> {
         failures: c.failures,
         skipped: c.skipped,
     })
+}
+
+// ---- fault tolerance, without a failure (tests/fault kills ranks) ------------------
+
+fn fault_tolerance(world: &Comm, c: &mut Check) -> xcomm::Result<()> {
+    let (rank, size) = (world.rank(), world.size());
+    // Each rank clears its own bit: the AND clears the bits of every rank.
+    let (flag, none_failed) = world.agree(0xFFFF & !(1 << rank))?;
+    c.eq("agree: the AND of the flags", flag, 0xFFFF & !((1 << size) - 1));
+    c.ok(none_failed, "agree: no rank failed");
+    c.eq("failed_ranks on a healthy world", world.failed_ranks()?, Vec::<i32>::new());
+    let d = world.dup()?;
+    d.revoke()?;
+    let mut v = [1i64];
+    match d.allreduce_in_place(&mut v, Op::Sum) {
+        Err(e) => c.eq("an op on a revoked communicator", e.code, xcomm::sys::XC_ERR_REVOKED),
+        Ok(()) => c.ok(false, "an op on a revoked communicator succeeded"),
+    }
+    let child = d.shrink()?;
+    c.eq("shrink without a failure: rank, size", (child.rank(), child.size()), (rank, size));
+    let mut total = [rank as i64 + 1];
+    child.allreduce_in_place(&mut total, Op::Sum)?;
+    c.eq("an allreduce on the shrunk communicator", total[0], (size * (size + 1) / 2) as i64);
+    drop(child);
+    drop(d);
+    let id = if rank == 0 { Some(UniqueId::new()?) } else { None };
+    let grown = world.grow(0, id.as_ref())?;
+    c.eq("grow by 0: rank, size", (grown.rank(), grown.size()), (rank, size));
+    let mut total = [rank as i64 + 1];
+    grown.allreduce_in_place(&mut total, Op::Sum)?;
+    c.eq("an allreduce on the grown communicator", total[0], (size * (size + 1) / 2) as i64);
+    Ok(())
 }
 
 // ---- the rest of the collective set ----------------------------------------------

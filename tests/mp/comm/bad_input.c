@@ -49,7 +49,7 @@ static void pure_functions(void) {
                                       XC_ERR_INVALID_USAGE, XC_ERR_NO_MEMORY,   XC_ERR_SYSTEM,
                                       XC_ERR_TIMEOUT,       XC_ERR_PEER_FAILED, XC_ERR_ABORTED,
                                       XC_ERR_UNSUPPORTED,   XC_ERR_TRUNCATED,   XC_ERR_CUDA,
-                                      XC_ERR_NCCL,          XC_ERR_INTERNAL};
+                                      XC_ERR_NCCL,          XC_ERR_INTERNAL,    XC_ERR_REVOKED};
   const int nknown = (int)(sizeof known / sizeof known[0]);
   for (int i = 0; i < nknown; ++i) {
     const char *s = xc_strerror(known[i]);
@@ -58,7 +58,7 @@ static void pure_functions(void) {
       MP_ASSERT(strcmp(s, xc_strerror(known[j])) != 0, "xc_strerror(%d) == xc_strerror(%d) = '%s'", (int)known[i],
                 (int)known[j], s);
   }
-  static const int unknown[] = {2, -13, -100, 12345, INT_MIN, INT_MAX};
+  static const int unknown[] = {2, -14, -100, 12345, INT_MIN, INT_MAX};
   for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; ++i) {
     const char *s = xc_strerror((xc_result_t)unknown[i]);
     MP_ASSERT(s != NULL && s[0] != '\0', "xc_strerror(%d) is empty", unknown[i]);
@@ -128,6 +128,14 @@ static void null_comm(void) {
   E_ARG(xc_comm_dup(NULL, &out));
   MP_ASSERT(out == SENTINEL_COMM, "out written on failure");
   E_ARG(xc_comm_abort(NULL));
+  E_ARG(xc_comm_revoke(NULL));
+  show("xc_comm_revoke(NULL)");
+  E_ARG(xc_comm_agree(NULL, &x));
+  E_ARG(xc_comm_get_failed(NULL, &x, NULL));
+  MP_ASSERT(x == 4242, "output written on failure: %d", x);
+  E_ARG(xc_comm_shrink(NULL, NULL, &out));
+  E_ARG(xc_comm_grow(NULL, 1, NULL, NULL, &out));
+  MP_ASSERT(out == SENTINEL_COMM, "out written on failure");
   E_ARG(xc_send(buf, 1, XC_INT32, 0, 0, NULL));
   show("xc_send(..., NULL comm)");
   E_ARG(xc_recv(rbuf, 1, XC_INT32, 0, 0, NULL, NULL));
@@ -181,6 +189,14 @@ static void null_outputs(xc_comm_t w) {
   show("xc_comm_split(world, ..., NULL)");
   E_ARG(xc_comm_split_groups(w, 1, sizes, ranks, NULL, NULL));
   E_ARG(xc_comm_dup(w, NULL));
+  E_ARG(xc_comm_agree(w, NULL));
+  show("xc_comm_agree(world, NULL)");
+  E_ARG(xc_comm_get_failed(w, NULL, NULL));
+  show("xc_comm_get_failed(world, NULL, NULL)");
+  E_ARG(xc_comm_shrink(w, NULL, NULL));  /* collective: every rank passes NULL */
+  show("xc_comm_shrink(world, NULL, NULL)");
+  E_ARG(xc_comm_grow(w, 0, NULL, NULL, NULL));
+  show("xc_comm_grow(world, 0, NULL, NULL, NULL)");
   E_ARG(xc_isend(buf, 1, XC_INT32, me, 0, w, NULL));
   E_ARG(xc_irecv(buf, 1, XC_INT32, me, 0, w, NULL));
   show("xc_irecv(..., NULL req)");
@@ -224,6 +240,14 @@ static void freed_comm(xc_comm_t w) {
   E_USE(xc_allreduce(buf, rbuf, 1, XC_INT32, XC_SUM, stale));
   E_USE(xc_allgather(buf, rbuf, 1, XC_INT32, stale));
   E_USE(xc_comm_abort(stale));
+  E_USE(xc_comm_revoke(stale));
+  show("xc_comm_revoke(freed comm)");
+  E_USE(xc_comm_agree(stale, &x));
+  E_USE(xc_comm_get_failed(stale, &x, NULL));
+  MP_ASSERT(x == 4242, "output written on failure: %d", x);
+  E_USE(xc_comm_shrink(stale, NULL, &out));
+  E_USE(xc_comm_grow(stale, 0, NULL, NULL, &out));
+  MP_ASSERT(out == SENTINEL_COMM, "out written on failure");
   E_USE(xc_comm_free(stale));
   show("xc_comm_free(freed comm)");
 }
@@ -512,6 +536,34 @@ static void bad_groups(xc_comm_t w) {
 }
 
 /* Requests: NULL, completed (stale copies), xc_test without done, waitall. */
+/* Fault tolerance: a bad argument of one rank fails every rank of a shrink
+   or a grow alike (they exchange first), and nothing is written. */
+static void bad_fault_tolerance(xc_comm_t w) {
+  xc_comm_t out = SENTINEL_COMM;
+  xc_config_t bad = XC_CONFIG_INIT;
+  int nfailed = -1, failed[CU_MAXR];
+  bad.version = 999;
+  E_ARG(xc_comm_shrink(w, me == n - 1 ? &bad : NULL, &out));
+  show("xc_comm_shrink, the last rank's config is bad");
+  MP_ASSERT(out == SENTINEL_COMM, "out written on failure");
+  E_ARG(xc_comm_grow(w, -1, NULL, NULL, &out));
+  show("xc_comm_grow(world, -1, ...)");
+  E_ARG(xc_comm_grow(w, 1, NULL, NULL, &out));  /* rank 0 has no id */
+  show("xc_comm_grow(world, 1, NULL id on rank 0, ...)");
+  MP_ASSERT(out == SENTINEL_COMM, "out written on failure");
+  if (n > 1) {
+    xc_unique_id_t id;
+    memset(&id, 0, sizeof id);
+    E_USE(xc_comm_grow(w, me == 0 ? 1 : 2, &id, NULL, &out));  /* ranks disagree on nnew */
+    show("xc_comm_grow, ranks pass different nnew");
+  }
+  OK_CLEARS(xc_comm_get_failed(w, &nfailed, failed));
+  MP_ASSERT(nfailed == 0, "%d failed ranks in a healthy world", nfailed);
+  int flag = me == 0 ? 6 : 3;  /* 110 & 011 = 010 */
+  OK_CLEARS(xc_comm_agree(w, &flag));
+  MP_ASSERT(flag == (n > 1 ? 2 : 6), "agreed flag %d", flag);
+}
+
 static void bad_requests(xc_comm_t w) {
   xc_status_t st;
   E_ARG(xc_wait(NULL, NULL));
@@ -584,6 +636,8 @@ int main(void) {
   bad_split(w);
   MP_CHECK(xc_barrier(w));
   bad_groups(w);
+  MP_CHECK(xc_barrier(w));
+  bad_fault_tolerance(w);
   MP_CHECK(xc_barrier(w));
   bad_requests(w);
 

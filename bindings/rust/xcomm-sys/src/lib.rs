@@ -71,7 +71,7 @@ pub type xc_debug_level_t = c_int;
 constants! {
     "define": c_int {
         XC_VERSION_MAJOR = 0,
-        XC_VERSION_MINOR = 1,
+        XC_VERSION_MINOR = 2,
         XC_VERSION_PATCH = 0,
         /// = the soname's major version.
         XC_ABI_VERSION = 1,
@@ -104,6 +104,7 @@ constants! {
         XC_ERR_CUDA = -10,
         XC_ERR_NCCL = -11,
         XC_ERR_INTERNAL = -12,
+        XC_ERR_REVOKED = -13,
         XC_RESULT_FORCE_32BIT = 0x7FFFFFFF,
     }
     "xc_dtype": xc_dtype_t {
@@ -272,6 +273,17 @@ functions! {
                                 cfg: *const xc_config_t, out: *mut xc_comm_t) -> xc_result_t;
     /// Same ranks, separate message space. Collective.
     pub fn xc_comm_dup(comm: xc_comm_t, out: *mut xc_comm_t) -> xc_result_t;
+    /// Fail every pending and later op of `comm` on every rank with XC_ERR_REVOKED. Local.
+    pub fn xc_comm_revoke(comm: xc_comm_t) -> xc_result_t;
+    /// Fault-tolerant AND of `*flag` over the live ranks; XC_ERR_PEER_FAILED
+    /// (with `*flag` set) when they agree that some ranks failed.
+    pub fn xc_comm_agree(comm: xc_comm_t, flag: *mut c_int) -> xc_result_t;
+    /// `ranks` may be NULL, else holds `comm`'s size entries.
+    pub fn xc_comm_get_failed(comm: xc_comm_t, n: *mut c_int, ranks: *mut c_int) -> xc_result_t;
+    pub fn xc_comm_shrink(comm: xc_comm_t, cfg: *const xc_config_t, out: *mut xc_comm_t) -> xc_result_t;
+    /// `id` is read on rank 0 of `comm` only (NULL elsewhere is fine).
+    pub fn xc_comm_grow(comm: xc_comm_t, nnew: c_int, id: *const xc_unique_id_t, cfg: *const xc_config_t,
+                        out: *mut xc_comm_t) -> xc_result_t;
     pub fn xc_send(buf: *const c_void, count: usize, dtype: xc_dtype_t, peer: c_int, tag: c_int,
                    comm: xc_comm_t) -> xc_result_t;
     /// `status` may be NULL; `peer` and `tag` may be XC_ANY_*.

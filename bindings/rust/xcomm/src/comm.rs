@@ -423,6 +423,88 @@ impl Comm {
         Comm::from_raw(out, self.serialized)
     }
 
+    // ---- fault tolerance (docs/fault-tolerance.md) -------------------------
+
+    /// Make every pending and later op on this communicator fail with
+    /// `XC_ERR_REVOKED` on every rank, whatever op each is in. Local, never
+    /// blocks; [`agree`](Comm::agree), [`shrink`](Comm::shrink),
+    /// [`failed_ranks`](Comm::failed_ranks) and the drop still work.
+    pub fn revoke(&self) -> Result<()> {
+        // Not through call(): it may be called inside a group too.
+        check(locked(self.serialized, || unsafe { sys::xc_comm_revoke(self.raw) }))
+    }
+
+    /// A fault-tolerant agreement among the live ranks: the bitwise AND of
+    /// every rank's `flag`, the same on every survivor, and whether they
+    /// agreed that no rank failed (`true`) or that some did (`false`; then
+    /// [`failed_ranks`](Comm::failed_ranks) includes them). Collective over
+    /// the live ranks; works on a revoked communicator.
+    pub fn agree(&self, flag: i32) -> Result<(i32, bool)> {
+        if crate::group::active() {
+            return Err(crate::group::refuse("a blocking call on a Comm"));
+        }
+        let mut f = flag;
+        let rc = locked(self.serialized, || unsafe { sys::xc_comm_agree(self.raw, &mut f) });
+        if rc == sys::XC_ERR_PEER_FAILED {
+            return Ok((f, false));
+        }
+        check(rc)?;
+        Ok((f, true))
+    }
+
+    /// The ranks of this communicator this process knows have failed (seen
+    /// by its transports or agreed on), in order. Local.
+    pub fn failed_ranks(&self) -> Result<Vec<i32>> {
+        let mut ranks = vec![0i32; self.size.max(1) as usize];
+        let mut n = 0;
+        check(locked(self.serialized, || unsafe { sys::xc_comm_get_failed(self.raw, &mut n, ranks.as_mut_ptr()) }))?;
+        ranks.truncate(n as usize);
+        Ok(ranks)
+    }
+
+    fn shrink_impl(&self, cfg: Option<&Config>) -> Result<Comm> {
+        let c = cfg.map(Config::raw).transpose()?;
+        let mut out = ptr::null_mut();
+        self.call(|| unsafe { sys::xc_comm_shrink(self.raw, cfg_ptr(c.as_ref()), &mut out) })?;
+        Comm::from_raw(out, self.serialized)
+    }
+
+    /// A communicator of the survivors: the live ranks agree on who failed,
+    /// and the new one holds every other rank, renumbered in order. No new
+    /// connections. Collective over the live ranks; works on a revoked
+    /// communicator.
+    pub fn shrink(&self) -> Result<Comm> {
+        self.shrink_impl(None)
+    }
+
+    /// [`shrink`](Comm::shrink) with options for the child.
+    pub fn shrink_with(&self, cfg: &Config) -> Result<Comm> {
+        self.shrink_impl(Some(cfg))
+    }
+
+    fn grow_impl(&self, nnew: i32, id: Option<&UniqueId>, cfg: Option<&Config>) -> Result<Comm> {
+        let c = cfg.map(Config::raw).transpose()?;
+        let id_ptr = id.map_or(ptr::null(), |u| &u.0 as *const sys::xc_unique_id_t);
+        let mut out = ptr::null_mut();
+        self.call(|| unsafe { sys::xc_comm_grow(self.raw, nnew, id_ptr, cfg_ptr(c.as_ref()), &mut out) })?;
+        Comm::from_raw(out, self.serialized)
+    }
+
+    /// This communicator's ranks (`0..size()`) and `nnew` new processes
+    /// (`size()..size() + nnew`) in a new communicator on new connections,
+    /// made through the rendezvous `id` names. Rank 0 passes the id (from
+    /// [`UniqueId::new`]); the other ranks may pass `None`. The new
+    /// processes call [`Comm::init_rank`]`(size() + nnew, &id, size() + i)`.
+    /// Collective over this communicator and the new processes.
+    pub fn grow(&self, nnew: i32, id: Option<&UniqueId>) -> Result<Comm> {
+        self.grow_impl(nnew, id, None)
+    }
+
+    /// [`grow`](Comm::grow) with options for the grown communicator.
+    pub fn grow_with(&self, nnew: i32, id: Option<&UniqueId>, cfg: &Config) -> Result<Comm> {
+        self.grow_impl(nnew, id, Some(cfg))
+    }
+
     pub(crate) fn serialized(&self) -> bool {
         self.serialized
     }

@@ -40,7 +40,10 @@
 //! [`Comm::rank`] ..., `xc_comm_get_async_error` [`Comm::async_error`],
 //! `xc_comm_split` [`Comm::split`], `xc_comm_split_groups`
 //! [`Comm::split_groups`], `xc_comm_create_group` [`Comm::create_group`],
-//! `xc_comm_dup` [`Comm::dup`], `xc_send`
+//! `xc_comm_dup` [`Comm::dup`], `xc_comm_revoke` [`Comm::revoke`],
+//! `xc_comm_agree` [`Comm::agree`], `xc_comm_get_failed`
+//! [`Comm::failed_ranks`], `xc_comm_shrink` [`Comm::shrink`],
+//! `xc_comm_grow` [`Comm::grow`], `xc_send`
 //! [`Comm::send`], `xc_recv` [`Comm::recv`], `xc_sendrecv`
 //! [`Comm::sendrecv`], `xc_isend` [`Comm::isend`], `xc_irecv`
 //! [`Comm::irecv`], `xc_wait` [`Request::wait`], `xc_test`

@@ -1,0 +1,58 @@
+/* What the fault-tolerance tests (ft.c) share: a report per rank written to
+   DIR, checks that fail the rank with a message, the clock, a SIGKILL of
+   this process that records its moment, and the recovery every survivor
+   runs (revoke, shrink until a child works everywhere). */
+#ifndef XCOMM_FT_UTIL_H
+#define XCOMM_FT_UTIL_H
+
+#include <stdint.h>
+
+#include "xcomm.h"
+
+extern const char *ft_dir;
+extern int ft_world_rank;
+
+int64_t ft_now_ns(void);
+/* DIR/name, written atomically. */
+void ft_write_file(const char *name, const char *fmt, ...);
+/* Adds a line to this rank's report (DIR/rank<r>.ok at the end). */
+void ft_report(const char *fmt, ...);
+/* DIR/rank<r>.fail with the report so far and why; exit 1. */
+void ft_fail(const char *fmt, ...);
+#define FT_EXPECT(cond, ...)          \
+  do {                                \
+    if (!(cond)) ft_fail(__VA_ARGS__); \
+  } while (0)
+#define FT_CHECK(call)                                                                                    \
+  do {                                                                                                    \
+    xc_result_t ft_rc_ = (call);                                                                          \
+    if (ft_rc_ != XC_SUCCESS) ft_fail("%s:%d: %s -> %s (%s)", __FILE__, __LINE__, #call, xc_strerror(ft_rc_), \
+                                      xc_last_error());                                                   \
+  } while (0)
+/* DIR/rank<r>.ok with the report. */
+void ft_pass(void);
+/* Record the moment in DIR/killed<r>.time and SIGKILL this process. */
+void ft_die(void);
+/* The moment rank r recorded before it died (0 when it never did). */
+int64_t ft_death_time(int r);
+
+/* An allreduce (sum of rank-dependent int64s) on comm, checked: 1 when it
+   succeeded with the right result. */
+int ft_allreduce_ok(xc_comm_t comm, uint64_t salt);
+/* Revoke comm and shrink it until a child works on every survivor (an
+   allreduce in it succeeds everywhere, as agreed by xc_comm_agree); frees
+   the intermediate children, not comm. *shrinks counts the shrinks. */
+xc_comm_t ft_recover(xc_comm_t comm, int *shrinks);
+/* The world ranks of comm's members, in order (world ranks are passed
+   around by an allgather on comm); n = comm's size. */
+void ft_members(xc_comm_t comm, int *world_ranks, int n);
+/* comm must hold exactly the world ranks 0 .. world_size - 1 except those
+   with dead[r] set, in order. */
+void ft_check_survivors(xc_comm_t comm, const int *dead, int world_size);
+
+/* The quick collective matrix (every op x dtype x valid reduction x
+   placement, two roots, a few counts) on comm, checked against a reference
+   computed locally; returns the number of cases (ft_matrix.c). */
+size_t ft_matrix(xc_comm_t comm, uint64_t seed);
+
+#endif
