@@ -75,27 +75,23 @@ bool choose_hier(CollKind kind, size_t bytes, int n, const Locality &loc, Algo *
   const char *unequal = "several hosts, unequal ranks per host";
   switch (kind) {
     case CollKind::kAllreduce:
-      if (!eq) return pick(false, unequal);
-      return bytes >= kHierMultiAllreduceMinBytes ? pick(true, "several hosts, >= 64 KiB")
-                                                  : pick(false, "several hosts, < 64 KiB");
+      if (!eq)
+        return bytes >= kHierUnequalAllreduceMinBytes ? pick(false, "several hosts, unequal ranks per host, >= 64 KiB")
+                                                      : false;
+      return bytes >= kHierAllreduceLeaderMinBytes ? pick(false, "several hosts, >= 1 MiB")
+                                                   : pick(true, "several hosts, < 1 MiB");
     case CollKind::kReduceScatter:
     case CollKind::kReduceScatterv:
       return eq ? pick(true, "several hosts, equal ranks per host") : pick(false, unequal);
     case CollKind::kAllgather:
-      if (!eq) return pick(false, unequal);
-      return bytes * static_cast<size_t>(n) >= kHierMultiAllgatherMinBytes
-                 ? pick(true, "several hosts, result >= 64 KiB")
-                 : pick(false, "several hosts, result < 64 KiB");
+      return bytes * static_cast<size_t>(n) >= kHierAllgatherMinBytes ? pick(false, "several hosts, result >= 256 KiB")
+                                                                        : false;
     case CollKind::kBroadcast:
     case CollKind::kReduce:
-      if (!eq) return pick(false, unequal);
-      return bytes >= kHierMultiRootedMinBytes ? pick(true, "several hosts, >= 512 KiB")
-                                               : pick(false, "several hosts, < 512 KiB");
+      return pick(false, "several hosts");
     case CollKind::kAlltoall:
-      if (bytes / static_cast<size_t>(n) <= kHierAlltoallLeaderMaxBytes)
-        return pick(false, "several hosts, <= 256 B per peer: aggregated by host");
-      // Leader-based would funnel every large block through one rank per host.
-      return eq ? pick(true, "several hosts, > 256 B per peer") : false;
+      return eq && bytes < kHierAlltoallMultiMaxBytes ? pick(true, "several hosts, equal ranks per host, < 1 MiB")
+                                                      : false;
     default: return false;
   }
 }

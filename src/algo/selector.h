@@ -53,16 +53,21 @@ constexpr size_t kAllgatherRingMinBytes = 64 << 10;        // all n blocks; belo
 constexpr size_t kGatherLinearMinBytes = 64 << 10;         // all n blocks; below: binomial
 constexpr size_t kReduceScatterRingMinBytes = 64 << 10;    // the whole input; below: pairwise
 constexpr size_t kAlltoallBruckMaxBytes = 256;              // per peer; at or below: Bruck
-// Several hosts with more than one rank on some (algo/hier), a starting
-// rule until measured across real hosts (docs/collectives.md): the
-// hierarchical algorithms for allreduce, reduce, reduce_scatter(v),
-// allgather, broadcast and alltoall; multi-leader, where every host holds as
-// many ranks, from these sizes (below, leader: fewer, larger messages
-// between hosts), reduce_scatter(v) always (it has no extra phase).
-constexpr size_t kHierMultiAllreduceMinBytes = 64 << 10;    // the vector
-constexpr size_t kHierMultiAllgatherMinBytes = 64 << 10;    // all n blocks
-constexpr size_t kHierMultiRootedMinBytes = 512 << 10;      // broadcast, reduce: the vector
-constexpr size_t kHierAlltoallLeaderMaxBytes = 256;         // per peer; at or below: leader (aggregated)
+// Several hosts with more than one rank on some (algo/hier), measured on
+// 2 hosts x 2 ranks in network namespaces (docs/collectives.md: one 2-core
+// machine, so links between hosts are TCP through one kernel, and
+// multi-leader's gain from several NICs cannot show; re-measure on real
+// hosts). allreduce: multi-leader below the first size where hosts hold as
+// many ranks, leader above it; unequal hosts: flat below the second, then
+// leader. allgather: flat (Bruck, ring) below the third (all n blocks), then
+// leader. broadcast, reduce: leader. reduce_scatter(v): multi-leader where
+// hosts hold as many ranks (no extra phase), else leader. alltoall:
+// multi-leader below the fourth (a rank's whole send buffer) where hosts
+// hold as many, else the flat policy.
+constexpr size_t kHierAllreduceLeaderMinBytes = 1 << 20;       // the vector
+constexpr size_t kHierUnequalAllreduceMinBytes = 64 << 10;     // the vector
+constexpr size_t kHierAllgatherMinBytes = 256 << 10;           // all n blocks
+constexpr size_t kHierAlltoallMultiMaxBytes = 1 << 20;         // all n blocks; below: multi-leader
 // One host, beyond one-shot (coll/shm/reach.h), where streaming the outputs
 // from a staging pipeline beats single copy's kernel copies: out-of-place
 // allreduce goes two-shot, allgather(v) (all n blocks) staged, from fewer

@@ -1074,22 +1074,27 @@ void selector_policy(void **) {
   assert_false(xc::algo::algo_usable(CollKind::kScatterv, Algo::kShmOneShot, local));
   assert_true(xc::algo::algo_usable(CollKind::kScatterv, Algo::kShmOneShot, local_cma));
   assert_true(xc::algo::algo_usable(CollKind::kScatter, Algo::kShmOneShot, local));
-  // Several hosts, more than one rank on some: hierarchical for the ops
-  // that have it (multi-leader for large ones where hosts hold as many
-  // ranks), the point-to-point policy for the rest.
+  // Several hosts, more than one rank on some: hierarchical for the ops and
+  // sizes where it was measured to win (selector.h), the point-to-point
+  // policy for the rest.
   Locality spread = remote, unequal = remote;
   spread.hosts = unequal.hosts = 2;
   spread.hierarchical = unequal.hierarchical = true;
   unequal.equal_hosts = false;
-  assert_true(choose(CollKind::kAllreduce, 1024, 4, spread, false) == Algo::kHierLeader);
-  assert_true(choose(CollKind::kAllreduce, 1 << 20, 4, spread, false) == Algo::kHierMultiLeader);
+  assert_true(choose(CollKind::kAllreduce, 1024, 4, spread, false) == Algo::kHierMultiLeader);
+  assert_true(choose(CollKind::kAllreduce, 1 << 20, 4, spread, false) == Algo::kHierLeader);
+  assert_true(choose(CollKind::kAllreduce, 1024, 5, unequal, false) == Algo::kRecursiveDoubling);
   assert_true(choose(CollKind::kAllreduce, 1 << 20, 5, unequal, false) == Algo::kHierLeader);
   assert_true(choose(CollKind::kReduceScatter, 64, 4, spread, false) == Algo::kHierMultiLeader);
+  assert_true(choose(CollKind::kReduceScatter, 64, 5, unequal, false) == Algo::kHierLeader);
   assert_true(choose(CollKind::kBroadcast, 1 << 10, 4, spread, false) == Algo::kHierLeader);
-  assert_true(choose(CollKind::kBroadcast, 1 << 20, 4, spread, false) == Algo::kHierMultiLeader);
-  assert_true(choose(CollKind::kAlltoall, 4 * 64, 4, unequal, false) == Algo::kHierLeader);
+  assert_true(choose(CollKind::kBroadcast, 1 << 20, 5, unequal, false) == Algo::kHierLeader);
+  assert_true(choose(CollKind::kAllgather, 64, 4, spread, false) == Algo::kBruck);
+  assert_true(choose(CollKind::kAllgather, 1 << 20, 4, spread, false) == Algo::kHierLeader);
+  assert_true(choose(CollKind::kAlltoall, 4 * 64, 4, spread, false) == Algo::kHierMultiLeader);
+  assert_true(choose(CollKind::kAlltoall, 4 * 64, 4, unequal, false) == Algo::kBruck);
   assert_true(choose(CollKind::kAlltoall, 4 << 20, 4, unequal, false) == Algo::kPairwise);
-  assert_true(choose(CollKind::kAlltoall, 4 << 20, 4, spread, false) == Algo::kHierMultiLeader);
+  assert_true(choose(CollKind::kAlltoall, 4 << 20, 4, spread, false) == Algo::kPairwise);
   assert_true(choose(CollKind::kGather, 1 << 10, 4, spread, false) == Algo::kBinomial);
   assert_true(choose(CollKind::kScan, 1 << 10, 4, spread, false) == Algo::kRecursiveDoubling);
   // Every default is an algorithm of its op.

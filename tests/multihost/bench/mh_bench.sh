@@ -36,7 +36,13 @@ UCX_ENV=(UCX_TLS=tcp UCX_NET_DEVICES=eth0)
 xc_table() {  # NAME H R BENCH_ARGS...
   local name=$1 hosts=$2 ranks=$3
   shift 3
-  mh_job "$name" "$hosts" "$ranks" --timeout 600 -- "$MH_XC_BENCH" "$@"
+  # More ranks than cores in all: each host's ranks cannot see the others'
+  # and would spin as if they had cores to spare; the oversubscribed spin
+  # (20 polls, then yield and sleep) is what Open MPI's yield_when_idle is
+  # below.
+  local spin=${XC_SPIN:-}
+  [ -z "$spin" ] && [ $((hosts * ranks)) -gt "$(nproc)" ] && spin=20
+  XC_SPIN=${spin:-2000} mh_job "$name" "$hosts" "$ranks" --timeout 600 -- "$MH_XC_BENCH" "$@"
   sed -n 's/^\[0\] //p' "$MH_DIR/$name.0.out"
 }
 
@@ -117,11 +123,12 @@ else
   chmod +x "$agent"
   printf '%s slots=2\n%s slots=2\n' "$(mh_addr 0)" "$(mh_addr 1)" >"$MH_DIR/hostfile"
 fi
+# --bind-to none as for xcrun (netns.sh: the hosts share the cores).
 # yield_when_idle: 4 ranks on 2 cores; busy polling would measure the
 # scheduler (xcomm's waits yield and sleep on their own).
 ompi_table() {  # BENCH_ARGS...
   run_on 0 unshare --uts sh -c 'hostname "$0" && exec "$@"' "$(mh_ns 0)" \
-    timeout 600 mpirun --allow-run-as-root --hostfile "$MH_DIR/hostfile" -np 4 --map-by slot \
+    timeout 600 mpirun --allow-run-as-root --hostfile "$MH_DIR/hostfile" -np 4 --map-by slot --bind-to none \
     --mca plm_rsh_agent "$agent" --mca pml ob1 --mca btl tcp,self,vader \
     --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 \
     "$ompi_bench" "$@" 2>&1 | grep -v '^\[.*help message\|orte_base_help_aggregate'
