@@ -78,8 +78,9 @@ bool choose_hier(CollKind kind, size_t bytes, int n, const Locality &loc, Algo *
       if (!eq)
         return bytes >= kHierUnequalAllreduceMinBytes ? pick(false, "several hosts, unequal ranks per host, >= 64 KiB")
                                                       : false;
+      if (bytes < kHierAllreduceMinBytes) return false;
       return bytes >= kHierAllreduceLeaderMinBytes ? pick(false, "several hosts, >= 1 MiB")
-                                                   : pick(true, "several hosts, < 1 MiB");
+                                                   : pick(true, "several hosts, 16 KiB to 1 MiB");
     case CollKind::kReduceScatter:
     case CollKind::kReduceScatterv:
       return eq ? pick(true, "several hosts, equal ranks per host") : pick(false, unequal);

@@ -57,13 +57,14 @@ constexpr size_t kAlltoallBruckMaxBytes = 256;              // per peer; at or b
 // 2 hosts x 2 ranks in network namespaces (docs/collectives.md: one 2-core
 // machine, so links between hosts are TCP through one kernel, and
 // multi-leader's gain from several NICs cannot show; re-measure on real
-// hosts). allreduce: multi-leader below the first size where hosts hold as
-// many ranks, leader above it; unequal hosts: flat below the second, then
-// leader. allgather: flat (Bruck, ring) below the third (all n blocks), then
+// hosts). allreduce where hosts hold as many ranks: flat below the first
+// size, multi-leader up to the second, leader above; unequal hosts: flat
+// below the third, then leader. allgather: flat (Bruck, ring) below the third (all n blocks), then
 // leader. broadcast, reduce: leader. reduce_scatter(v): multi-leader where
 // hosts hold as many ranks (no extra phase), else leader. alltoall:
-// multi-leader below the fourth (a rank's whole send buffer) where hosts
+// multi-leader below the fifth (a rank's whole send buffer) where hosts
 // hold as many, else the flat policy.
+constexpr size_t kHierAllreduceMinBytes = 16 << 10;            // the vector
 constexpr size_t kHierAllreduceLeaderMinBytes = 1 << 20;       // the vector
 constexpr size_t kHierUnequalAllreduceMinBytes = 64 << 10;     // the vector
 constexpr size_t kHierAllgatherMinBytes = 256 << 10;           // all n blocks

@@ -1081,7 +1081,8 @@ void selector_policy(void **) {
   spread.hosts = unequal.hosts = 2;
   spread.hierarchical = unequal.hierarchical = true;
   unequal.equal_hosts = false;
-  assert_true(choose(CollKind::kAllreduce, 1024, 4, spread, false) == Algo::kHierMultiLeader);
+  assert_true(choose(CollKind::kAllreduce, 1024, 4, spread, false) == Algo::kRecursiveDoubling);
+  assert_true(choose(CollKind::kAllreduce, 64 << 10, 4, spread, false) == Algo::kHierMultiLeader);
   assert_true(choose(CollKind::kAllreduce, 1 << 20, 4, spread, false) == Algo::kHierLeader);
   assert_true(choose(CollKind::kAllreduce, 1024, 5, unequal, false) == Algo::kRecursiveDoubling);
   assert_true(choose(CollKind::kAllreduce, 1 << 20, 5, unequal, false) == Algo::kHierLeader);

@@ -37,12 +37,15 @@ xc_table() {  # NAME H R BENCH_ARGS...
   local name=$1 hosts=$2 ranks=$3
   shift 3
   # More ranks than cores in all: each host's ranks cannot see the others'
-  # and would spin as if they had cores to spare; the oversubscribed spin
-  # (20 polls, then yield and sleep) is what Open MPI's yield_when_idle is
-  # below.
-  local spin=${XC_SPIN:-}
-  [ -z "$spin" ] && [ $((hosts * ranks)) -gt "$(nproc)" ] && spin=20
-  XC_SPIN=${spin:-2000} mh_job "$name" "$hosts" "$ranks" --timeout 600 -- "$MH_XC_BENCH" "$@"
+  # and would spin as if they had cores to spare; the oversubscribed spins
+  # (engine: 20 polls, shared-memory collectives: none, then yield and
+  # sleep) are what Open MPI's yield_when_idle is below.
+  local spin=${XC_SPIN:-} coll_spin=${XC_SHM_COLL_SPIN:-}
+  if [ $((hosts * ranks)) -gt "$(nproc)" ]; then
+    spin=${spin:-20}
+    coll_spin=${coll_spin:-0}
+  fi
+  XC_SPIN=${spin:-2000} XC_SHM_COLL_SPIN=${coll_spin:-2000} mh_job "$name" "$hosts" "$ranks" --timeout 600 -- "$MH_XC_BENCH" "$@"
   sed -n 's/^\[0\] //p' "$MH_DIR/$name.0.out"
 }
 
