@@ -31,7 +31,6 @@ Status create(const TransportSetup &setup, const std::vector<int> &peers, std::u
   uo.fabric_size = setup.size;
   uo.peers = peers;
   uo.timeout_ms = setup.timeout_ms;
-  uo.thread_safe = setup.thread_safe;
   int64_t eager = 0, chunk = 0;
   XC_TRY(env_int("XC_UCX_EAGER_BYTES", &eager));
   XC_TRY(env_int("XC_UCX_CHUNK_BYTES", &chunk));

@@ -47,7 +47,6 @@ struct UcxOptions {
   size_t inflight_bytes = 8 << 20; // payload bytes in flight per peer before try_send says "full"
   bool single_copy = true;         // receivers pull large messages (one rendezvous AM)
   uint64_t timeout_ms = 300000;    // bounds every wait inside the transport (reads, goodbyes)
-  bool thread_safe = true;
 };
 
 class UcxTransport final : public Transport {
