@@ -1048,6 +1048,18 @@ void single_copy_description_failure_streams(void **) {
   assert_int_equal(w.hub().described(), 0);
 }
 
+// Rank 0 sends d to rank 1 (receiving into o) and is asked to let rank 1
+// read it: RTS → CTS asking to read → GO. Nobody has read it yet.
+void grant_single_copy(FakeWorld &w, Request &s, const std::vector<char> &d, Request &r, std::vector<char> &o) {
+  set_send(s, 1, 1, 1, d.data(), d.size());
+  set_recv(r, 1, 0, 1, o.data(), o.size());
+  w.engine(1).post_recv(&r);
+  w.engine(0).post_send(&s);
+  w.pump_rank(1);
+  w.pump_rank(0);
+  assert_int_equal(w.hub().frames_of_kind(xc::kFrameGo), 1);
+}
+
 // The receiver dies after GO, while it may be reading: the send fails and
 // its description is released, also when the send had been cancelled
 // meanwhile (a cancelled granted send waits for FIN or the reader's death).
@@ -1057,13 +1069,7 @@ void single_copy_reader_dies_after_go(void **) {
     auto d = random_bytes(20000, 82);
     std::vector<char> o(20000);
     Request s, r;
-    set_send(s, 1, 1, 1, d.data(), d.size());
-    set_recv(r, 1, 0, 1, o.data(), o.size());
-    w.engine(1).post_recv(&r);
-    w.engine(0).post_send(&s);
-    w.pump_rank(1);  // RTS → CTS asking to read
-    w.pump_rank(0);  // CTS → GO
-    assert_int_equal(w.hub().frames_of_kind(xc::kFrameGo), 1);
+    grant_single_copy(w, s, d, r, o);
     if (cancelled) {
       w.engine(0).cancel(&s, xc::Error(XC_ERR_ABORTED, "cancelled by the test"));
       assert_false(s.done);  // the receiver may be reading the buffer
@@ -1089,12 +1095,7 @@ void single_copy_silent_reader(void **) {
     auto d = random_bytes(20000, 83);
     std::vector<char> out(20000);
     Request s, r;
-    set_send(s, 1, 1, 1, d.data(), d.size());
-    set_recv(r, 1, 0, 1, out.data(), out.size());
-    w.engine(1).post_recv(&r);
-    w.engine(0).post_send(&s);
-    w.pump_rank(1);  // RTS → CTS asking to read
-    w.pump_rank(0);  // CTS → GO; rank 1 never reads nor answers
+    grant_single_copy(w, s, d, r, out);  // rank 1 never reads nor answers
     if (revocable) {
       Status st = w.engine(0).wait(&s, Deadline::AfterMs(100));  // cancels at the deadline
       assert_int_equal(w.hub().revoke_calls(), 1);

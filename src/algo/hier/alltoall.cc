@@ -55,6 +55,21 @@ Status alltoall_multileader(HierColl &h, CollContext &c, const char *in, char *o
   return Status::Ok();
 }
 
+// The leaders' phase of both leader-based alltoalls: sends[t] bytes to host
+// t's leader and recvs[t] from it, each side packed in host order.
+Status leaders_exchange(HierColl &h, CollContext &c, const char *send, const std::vector<size_t> &sends, char *recv,
+                        const std::vector<size_t> &recvs) {
+  CollDesc x = phase_desc(CollKind::kAlltoallv, XC_UINT8, 0);
+  x.sendbuf = send;
+  x.recvbuf = recv;
+  x.sendcounts = sends;
+  x.sdispls = displacements(sends);
+  x.recvcounts = recvs;
+  x.rdispls = displacements(recvs);
+  CollContext leaders = h.peers(c);
+  return run_phase(leaders, x);
+}
+
 Status alltoall_leader(HierColl &h, CollContext &c, const char *in, char *out, size_t b) {
   const HostLayout &lay = h.layout();
   int n = c.size(), H = lay.hosts(), L = h.local_size();
@@ -78,15 +93,7 @@ Status alltoall_leader(HierColl &h, CollContext &c, const char *in, char *out, s
       sc[static_cast<size_t>(t)] = static_cast<size_t>(lay.local_size(t)) * static_cast<size_t>(L) * b;
       rc[static_cast<size_t>(t)] = sc[static_cast<size_t>(t)];
     }
-    CollDesc x = phase_desc(CollKind::kAlltoallv, XC_UINT8, 0);
-    x.sendbuf = z;
-    x.recvbuf = a;
-    x.sendcounts = sc;
-    x.sdispls = displacements(sc);
-    x.recvcounts = rc;
-    x.rdispls = displacements(rc);
-    CollContext leaders = h.peers(c);
-    XC_TRY(run_phase(leaders, x));
+    XC_TRY(leaders_exchange(h, c, z, sc, a, rc));
     // From host t, for our member j, from its member k: in rank order per j.
     size_t from = 0;
     for (int t = 0; t < H; ++t)
@@ -177,15 +184,7 @@ Status alltoallv_leader(HierColl &h, CollContext &c, const CollDesc &d) {
           recvs[static_cast<size_t>(g)] += from(j, static_cast<size_t>(k));
         }
     b = scratch(Scratch::kHierB, total);
-    CollDesc x = phase_desc(CollKind::kAlltoallv, XC_UINT8, 0);
-    x.sendbuf = a;
-    x.recvbuf = b;
-    x.sendcounts = sends;
-    x.sdispls = displacements(sends);
-    x.recvcounts = recvs;
-    x.rdispls = displacements(recvs);
-    CollContext leaders = h.peers(c);
-    XC_TRY(run_phase(leaders, x));
+    XC_TRY(leaders_exchange(h, c, a, sends, b, recvs));
     // Member j's blocks, in rank order of their senders.
     a = scratch(Scratch::kHierA, total);
     scatter_counts.assign(static_cast<size_t>(L), 0);

@@ -26,6 +26,10 @@ extern int g_rank;          // this process's world rank once known, else -1
 // CLOCK_MONOTONIC in microseconds.
 double now_us();
 
+// xc_init timed on this rank (from call to return: it includes waiting for
+// the last rank at the rendezvous); sets g_rank and *size. Exits on failure.
+xc_comm_t timed_init(double *init_us, int *size);
+
 // The slowest rank's value (allreduce MAX).
 double max_over_ranks(double local, xc_comm_t comm);
 // The sum over ranks (allreduce SUM, in float64: exact below 2^53).

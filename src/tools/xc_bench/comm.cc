@@ -62,14 +62,9 @@ int run_comm(int argc, char **argv) {
 
   // World start-up: every rank's own xc_init, from call to return. It
   // includes waiting for the last rank to reach the rendezvous.
-  xc_comm_t world = nullptr;
-  double t0 = now_us();
-  xc_result_t rc = xc_init(nullptr, &world);
-  double init_us = now_us() - t0;
-  if (rc != XC_SUCCESS) die("xc_init", rc);
+  double init_us = 0;
   int size = 0;
-  BENCH_CHECK(xc_comm_rank(world, &g_rank));
-  BENCH_CHECK(xc_comm_size(world, &size));
+  xc_comm_t world = timed_init(&init_us, &size);
   Stats init = summarize({max_over_ranks(init_us, world)});
 
   // The same partition both ways: group g holds the ranks r with r % 4 == g,

@@ -24,6 +24,17 @@ double now_us() {
   return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
 }
 
+xc_comm_t timed_init(double *init_us, int *size) {
+  xc_comm_t world = nullptr;
+  double t0 = now_us();
+  xc_result_t rc = xc_init(nullptr, &world);
+  *init_us = now_us() - t0;
+  if (rc != XC_SUCCESS) die("xc_init", rc);
+  BENCH_CHECK(xc_comm_rank(world, &g_rank));
+  BENCH_CHECK(xc_comm_size(world, size));
+  return world;
+}
+
 double max_over_ranks(double local, xc_comm_t comm) {
   BENCH_CHECK(xc_allreduce(XC_IN_PLACE, &local, 1, XC_FLOAT64, XC_MAX, comm));
   return local;

@@ -47,14 +47,9 @@ int run_shrink(int argc, char **argv) {
     shrink_usage(stderr);
     return 2;
   }
-  xc_comm_t world = nullptr;
-  double t = now_us();
-  xc_result_t rc = xc_init(nullptr, &world);
-  double init_us = now_us() - t;
-  if (rc != XC_SUCCESS) die("xc_init", rc);
+  double init_us = 0;
   int size = 0;
-  BENCH_CHECK(xc_comm_rank(world, &g_rank));
-  BENCH_CHECK(xc_comm_size(world, &size));
+  xc_comm_t world = timed_init(&init_us, &size);
   if (size < 2) {
     fprintf(stderr, "%s shrink: needs 2 ranks or more\n", g_prog);
     return 2;
@@ -66,7 +61,7 @@ int run_shrink(int argc, char **argv) {
   BENCH_CHECK(xc_barrier(world));
   if (g_rank == size - 1) kill(getpid(), SIGKILL);
   double t0 = now_us();
-  rc = xc_allreduce(XC_IN_PLACE, v, 8, XC_FLOAT64, XC_SUM, world);
+  xc_result_t rc = xc_allreduce(XC_IN_PLACE, v, 8, XC_FLOAT64, XC_SUM, world);
   double t_detect = now_us();
   if (rc != XC_ERR_PEER_FAILED && rc != XC_ERR_REVOKED) {
     fprintf(stderr, "%s shrink: rank %d: the allreduce after the kill returned %s\n", g_prog, g_rank, xc_strerror(rc));
@@ -79,7 +74,7 @@ int run_shrink(int argc, char **argv) {
   BENCH_CHECK(xc_allreduce(XC_IN_PLACE, v, 8, XC_FLOAT64, XC_SUM, child));
   double t_ok = now_us();
   int flag = 1;
-  t = now_us();
+  double t = now_us();
   BENCH_CHECK(xc_comm_agree(child, &flag));
   double agree_max = max_over_ranks(now_us() - t, child);
   double detect = max_over_ranks(t_detect - t0, child), shrink = max_over_ranks(t_shrink - t_detect, child),

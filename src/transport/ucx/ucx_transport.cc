@@ -193,8 +193,7 @@ UcxTransport::~UcxTransport() {
     prm.flags = p.dead ? UCP_EP_CLOSE_FLAG_FORCE : 0;
     void *req = api_.ucp_ep_close_nbx(p.ep, &prm);
     if (UCS_PTR_IS_PTR(req)) {
-      while (api_.ucp_request_check_status(req) == UCS_INPROGRESS && !until.expired()) api_.ucp_worker_progress(worker_);
-      if (api_.ucp_request_check_status(req) == UCS_INPROGRESS) {
+      if (!drain(req, until)) {
         // A peer that does not answer the flush: drop the endpoint.
         prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
         api_.ucp_request_free(req);
@@ -407,7 +406,7 @@ void UcxTransport::announce_departure() {
   }
   Deadline until = Deadline::AfterMs(kGoodbyeMs);
   for (void *req : pending) {
-    while (api_.ucp_request_check_status(req) == UCS_INPROGRESS && !until.expired()) api_.ucp_worker_progress(worker_);
+    drain(req, until);
     api_.ucp_request_free(req);
   }
 }
@@ -600,6 +599,14 @@ ucs_status_t UcxTransport::wait_until(Done done, Deadline deadline, int peer) {
   return UCS_OK;
 }
 
+bool UcxTransport::drain(void *req, Deadline until) {
+  while (api_.ucp_request_check_status(req) == UCS_INPROGRESS) {
+    if (until.expired()) return false;
+    api_.ucp_worker_progress(worker_);
+  }
+  return true;
+}
+
 void UcxTransport::close_by_force(int peer) {
   Peer &p = peers_[static_cast<size_t>(peer)];
   if (!p.ep) return;
@@ -607,9 +614,8 @@ void UcxTransport::close_by_force(int peer) {
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
   void *close = api_.ucp_ep_close_nbx(p.ep, &prm);
-  Deadline until = Deadline::AfterMs(kGoodbyeMs);
   if (UCS_PTR_IS_PTR(close)) {
-    while (api_.ucp_request_check_status(close) == UCS_INPROGRESS && !until.expired()) api_.ucp_worker_progress(worker_);
+    drain(close, Deadline::AfterMs(kGoodbyeMs));
     api_.ucp_request_free(close);
   }
   for (int i = 0; i < 16; ++i) api_.ucp_worker_progress(worker_);  // the cancelled requests' callbacks

@@ -159,6 +159,9 @@ class UcxTransport final : public Transport {
   // so nothing in flight to or from it touches the caller's memory later.
   template <typename Done>
   ucs_status_t wait_until(Done done, Deadline deadline, int peer);
+  // Progress the worker until req is no longer in progress (true) or until
+  // passes (false); req is not freed.
+  bool drain(void *req, Deadline until);
   // Drop the endpoint to peer at once: what is in flight on it ends
   // (cancelled) and the peer counts as gone. Bounded by a second.
   void close_by_force(int peer);
