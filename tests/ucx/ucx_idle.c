@@ -1,9 +1,10 @@
 /* Ranks blocked on peers of both kinds (one on this host, over shared
  * memory, and one on another host, over UCX) cost no core while they wait:
  * the engine sleeps on the shm doorbell with UCX's event fd relayed to it.
- * Ranks 1 .. n-1 each block in a receive from rank 0 while rank 0 does
- * nothing for IDLE_MS; then rank 0 sends to all, and each checks its data
- * and the CPU time it used while blocked. Run on 2 hosts (on_hosts.sh). */
+ * Ranks 1 .. n-1 each post a receive from rank 0, tell rank 0, and block
+ * while rank 0 does nothing for IDLE_MS; then rank 0 sends to all, and
+ * each checks its data and the CPU time it used while blocked. Run on 2
+ * hosts (on_hosts.sh). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,12 @@ int main(void) {
   CHECK(xc_barrier(world));
   int failed = 0;
   if (rank == 0) {
-    /* Not synchronisation: the time the others spend blocked. */
+    /* Every other rank says when its receive is posted; the sleep is not
+       synchronisation but the time they then spend blocked. */
+    for (int r = 1; r < size; ++r) {
+      int ready = 0;
+      CHECK(xc_recv(&ready, 1, XC_INT32, r, 6, world, NULL));
+    }
     struct timespec idle = {IDLE_MS / 1000, (IDLE_MS % 1000) * 1000000L};
     nanosleep(&idle, NULL);
     for (int r = 1; r < size; ++r) {
@@ -62,9 +68,13 @@ int main(void) {
       CHECK(xc_send(&token, 1, XC_UINT64, r, 7, world));
     }
   } else {
-    double t0 = now_s(), c0 = cpu_s();
     unsigned long long token = 0;
-    CHECK(xc_recv(&token, 1, XC_UINT64, 0, 7, world, NULL));
+    int ready = 1;
+    xc_request_t req;
+    CHECK(xc_irecv(&token, 1, XC_UINT64, 0, 7, world, &req));
+    CHECK(xc_send(&ready, 1, XC_INT32, 0, 6, world));
+    double t0 = now_s(), c0 = cpu_s();
+    CHECK(xc_wait(&req, NULL));
     double wall = now_s() - t0, cpu = cpu_s() - c0;
     if (token != 0x51eeb0000ULL + (unsigned long long)rank) {
       fprintf(stderr, "rank %d: received %#llx, expected %#llx\n", rank, token, 0x51eeb0000ULL + (unsigned long long)rank);
