@@ -34,11 +34,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dev_mem.h"
+#include "verdict.h"
 
 enum {
   TIMEOUT_MS = 5000,        /* kill: the deadline of every wait */
@@ -52,65 +52,19 @@ enum {
 };
 #define BIG_COUNT (((size_t)4 << 20) / 4)
 
-static const char *g_dir = ".";
 static int me, n;
-static char g_report[8192];
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-static double ms_since(int64_t t0) { return (double)(now_ns() - t0) / 1e6; }
-
-static void write_file(const char *name, const char *text) {
-  char path[4096], tmp[4200];
-  FILE *f;
-  snprintf(path, sizeof path, "%s/%s", g_dir, name);
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-  f = fopen(tmp, "w");
-  if (!f) {
-    fprintf(stderr, "[rank %d] cannot write %s\n", me, tmp);
-    exit(1);
-  }
-  fputs(text, f);
-  fclose(f);
-  rename(tmp, path);
-}
-
-static void report(const char *fmt, ...) {
-  size_t used = strlen(g_report);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(g_report + used, sizeof g_report - used, fmt, ap);
-  va_end(ap);
-  used = strlen(g_report);
-  if (used + 1 < sizeof g_report) strcat(g_report, "\n");
-}
-
-/* A failed check: DIR/rank<r>.fail (kill) and stderr, exit 1. */
-static void fail(const char *fmt, ...) {
-  char why[2048], name[64], text[sizeof g_report + 2048 + 16];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "[rank %d] FAIL: %s\n", me, why);
-  snprintf(name, sizeof name, "rank%d.fail", me);
-  snprintf(text, sizeof text, "%sFAIL: %s\n", g_report, why);
-  write_file(name, text);
-  exit(1);
-}
+static double ms_since(int64_t t0) { return (double)(verdict_now_ns() - t0) / 1e6; }
 
 #define EXPECT(cond, ...)           \
   do {                              \
-    if (!(cond)) fail(__VA_ARGS__); \
+    if (!(cond)) verdict_fail(__VA_ARGS__); \
   } while (0)
 
 #define CALL(call)                                                                          \
   do {                                                                                      \
     xc_result_t rc_ = (call);                                                               \
-    if (rc_ != XC_SUCCESS) fail("%s -> %s (%s)", #call, xc_strerror(rc_), xc_last_error()); \
+    if (rc_ != XC_SUCCESS) verdict_fail("%s -> %s (%s)", #call, xc_strerror(rc_), xc_last_error()); \
   } while (0)
 
 static void fill_input(void *dev, size_t count, int salt) {
@@ -146,7 +100,7 @@ static int run_kill(void) {
   int k, victim;
   int64_t t0, death;
   xc_result_t rc, async = XC_SUCCESS;
-  char name[64], text[10240], msg[1024];
+  char msg[1024];
   double sync_ms;
 
   /* xcrun stops the job with SIGTERM when the victim dies: the survivors finish their checks. */
@@ -155,12 +109,12 @@ static int run_kill(void) {
   MP_CHECK(xc_init(&cfg, &world));
   MP_CHECK(xc_comm_rank(world, &me));
   MP_CHECK(xc_comm_size(world, &n));
-  mp_rank = me;
+  mp_rank = verdict_rank = me;
   victim = n - 1;
   dev_setup(world);
   if (me == 0) {
     const char *job = getenv("XC_JOB_ID");
-    write_file("job_id", job ? job : "");
+    verdict_write_file("job_id", "%s", job ? job : "");
     printf("device_fault kill: %d ranks on the %s device, rank %d dies with %d allreduces in flight on the others\n", n,
            dev_kind(), victim, BATCH);
   }
@@ -175,17 +129,13 @@ static int run_kill(void) {
     CALL(xc_stream_synchronize(s));
     check_output(out, 1001, k);
   }
-  report("rank=%d warm-up allreduces correct", me);
+  verdict_report("rank=%d warm-up allreduces correct", me);
   CALL(xc_barrier(world));
 
   fill_input(in, BIG_COUNT, 0);
   if (me == victim) {
     for (k = 0; k < VICTIM_ENQUEUES; ++k) CALL(xc_allreduce(in, out, BIG_COUNT, XC_INT32, XC_SUM, world));
-    {
-      char t[64];
-      snprintf(t, sizeof t, "%lld\n", (long long)now_ns());
-      write_file("victim.time", t);
-    }
+    verdict_write_file("victim.time", "%lld\n", (long long)verdict_now_ns());
     kill(getpid(), SIGKILL);
     for (;;) pause();
   }
@@ -194,11 +144,11 @@ static int run_kill(void) {
     if (rc != XC_SUCCESS) { /* the failure may already be known at enqueue */
       EXPECT(is_failure_code(rc) || rc == XC_ERR_ABORTED, "enqueueing allreduce %d -> %s (%s)", k, xc_strerror(rc),
              xc_last_error());
-      report("rank=%d enqueue of allreduce %d already failed: %s (%s)", me, k, xc_strerror(rc), xc_last_error());
+      verdict_report("rank=%d enqueue of allreduce %d already failed: %s (%s)", me, k, xc_strerror(rc), xc_last_error());
       break;
     }
   }
-  t0 = now_ns();
+  t0 = verdict_now_ns();
   rc = xc_stream_synchronize(s);
   sync_ms = ms_since(t0);
   snprintf(msg, sizeof msg, "%s", xc_last_error());
@@ -207,7 +157,7 @@ static int run_kill(void) {
     char path[4096];
     FILE *f;
     long long t = 0;
-    snprintf(path, sizeof path, "%s/victim.time", g_dir);
+    snprintf(path, sizeof path, "%s/victim.time", verdict_dir);
     f = fopen(path, "r");
     if (f) {
       if (fscanf(f, "%lld", &t) != 1) t = 0;
@@ -221,37 +171,35 @@ static int run_kill(void) {
          "XC_ERR_TIMEOUT",
          (int)rc, xc_strerror(rc), msg);
   EXPECT(msg[0] != '\0', "xc_stream_synchronize -> %s with an empty xc_last_error()", xc_strerror(rc));
-  EXPECT((double)(now_ns() - death) / 1e6 < TIMEOUT_MS + MARGIN_MS,
-         "the error came %.0f ms after the victim's death (deadline %d ms + %d ms)", (double)(now_ns() - death) / 1e6,
+  EXPECT((double)(verdict_now_ns() - death) / 1e6 < TIMEOUT_MS + MARGIN_MS,
+         "the error came %.0f ms after the victim's death (deadline %d ms + %d ms)", (double)(verdict_now_ns() - death) / 1e6,
          TIMEOUT_MS, MARGIN_MS);
-  report("rank=%d code=%d (%s) sync_ms=%.0f detect_ms=%.0f", me, (int)rc, xc_strerror(rc), sync_ms,
-         (double)(now_ns() - death) / 1e6);
-  report("message=%s", msg);
+  verdict_report("rank=%d code=%d (%s) sync_ms=%.0f detect_ms=%.0f", me, (int)rc, xc_strerror(rc), sync_ms,
+         (double)(verdict_now_ns() - death) / 1e6);
+  verdict_report("message=%s", msg);
   CALL(xc_comm_get_async_error(world, &async));
   EXPECT(async != XC_SUCCESS, "xc_comm_get_async_error reports no error after the peer died");
-  report("async_error=%s", xc_strerror(async));
+  verdict_report("async_error=%s", xc_strerror(async));
 
   /* A later allreduce needs the dead rank: it fails, at the call or at the synchronize. */
-  t0 = now_ns();
+  t0 = verdict_now_ns();
   rc = xc_allreduce(in, out, 1001, XC_INT32, XC_SUM, world);
   if (rc == XC_SUCCESS) rc = xc_stream_synchronize(s);
   EXPECT(rc != XC_SUCCESS, "an allreduce after the peer died succeeded");
   EXPECT(ms_since(t0) < TIMEOUT_MS + MARGIN_MS, "an allreduce after the peer died took %.0f ms to fail", ms_since(t0));
-  report("later allreduce: %s after %.0f ms (%s)", xc_strerror(rc), ms_since(t0), xc_last_error());
+  verdict_report("later allreduce: %s after %.0f ms (%s)", xc_strerror(rc), ms_since(t0), xc_last_error());
 
-  t0 = now_ns();
+  t0 = verdict_now_ns();
   rc = xc_stream_destroy(s);
-  report("xc_stream_destroy: %s after %.0f ms", xc_strerror(rc), ms_since(t0));
+  verdict_report("xc_stream_destroy: %s after %.0f ms", xc_strerror(rc), ms_since(t0));
   EXPECT(ms_since(t0) < TIMEOUT_MS + MARGIN_MS, "xc_stream_destroy took %.0f ms", ms_since(t0));
   dev_free(world, in);
   dev_free(world, out);
-  t0 = now_ns();
+  t0 = verdict_now_ns();
   rc = xc_comm_free(world);
-  report("xc_comm_free: %s after %.0f ms", xc_strerror(rc), ms_since(t0));
+  verdict_report("xc_comm_free: %s after %.0f ms", xc_strerror(rc), ms_since(t0));
   EXPECT(ms_since(t0) < TIMEOUT_MS + MARGIN_MS, "xc_comm_free took %.0f ms", ms_since(t0));
-  snprintf(name, sizeof name, "rank%d.ok", me);
-  snprintf(text, sizeof text, "%s", g_report);
-  write_file(name, text);
+  verdict_pass();
   return 0;
 }
 
@@ -276,7 +224,7 @@ static void timeout_once(xc_comm_t world, int p2p) {
   CALL(xc_stream_bind(d, s, 1));
   fill_input(in, 1001, 0);
   if (waits) {
-    int64_t t0 = now_ns();
+    int64_t t0 = verdict_now_ns();
     xc_result_t rc, async = XC_SUCCESS;
     double ms;
     char msg[512];
@@ -317,7 +265,7 @@ static int run_timeout(void) {
   MP_CHECK(xc_init(NULL, &world));
   MP_CHECK(xc_comm_rank(world, &me));
   MP_CHECK(xc_comm_size(world, &n));
-  mp_rank = me;
+  mp_rank = verdict_rank = me;
   dev_setup(world);
   if (n < 2) {
     if (me == 0) printf("device_fault timeout: needs 2 or more ranks\n");
@@ -357,7 +305,7 @@ static void *sync_main(void *arg) {
   sync_thread_t *t = (sync_thread_t *)arg;
   __atomic_store_n(&t->started, 1, __ATOMIC_SEQ_CST);
   t->rc = xc_stream_synchronize(t->s);
-  t->end = now_ns();
+  t->end = verdict_now_ns();
   snprintf(t->msg, sizeof t->msg, "%s", xc_last_error());
   return NULL;
 }
@@ -386,9 +334,9 @@ static void abort_once(xc_comm_t world, int threaded) {
       while (!__atomic_load_n(&t.started, __ATOMIC_SEQ_CST)) {
       }
     }
-    t0 = now_ns();
+    t0 = verdict_now_ns();
     rc = xc_comm_abort(d);
-    after = now_ns();
+    after = verdict_now_ns();
     EXPECT(rc == XC_SUCCESS, "%s: xc_comm_abort -> %s (%s)", how, xc_strerror(rc), xc_last_error());
     EXPECT((double)(after - t0) / 1e6 < ABORT_CALL_MS, "%s: xc_comm_abort took %.0f ms", how,
            (double)(after - t0) / 1e6);
@@ -397,7 +345,7 @@ static void abort_once(xc_comm_t world, int threaded) {
       rc = t.rc;
     } else {
       rc = xc_stream_synchronize(s);
-      t.end = now_ns();
+      t.end = verdict_now_ns();
       snprintf(t.msg, sizeof t.msg, "%s", xc_last_error());
     }
     EXPECT(rc == XC_ERR_ABORTED, "%s: xc_stream_synchronize -> %d %s (%s), expected XC_ERR_ABORTED", how, (int)rc,
@@ -440,7 +388,7 @@ static int run_abort(void) {
   MP_CHECK(xc_init(&cfg, &world));
   MP_CHECK(xc_comm_rank(world, &me));
   MP_CHECK(xc_comm_size(world, &n));
-  mp_rank = me;
+  mp_rank = verdict_rank = me;
   dev_setup(world);
   if (n < 2) {
     if (me == 0) printf("device_fault abort: needs 2 or more ranks\n");
@@ -470,7 +418,7 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "abort") == 0) return run_abort();
   if (argc >= 2 && strcmp(argv[1], "timeout") == 0) return run_timeout();
   if (argc >= 3 && strcmp(argv[2], "kill") == 0) {
-    g_dir = argv[1];
+    verdict_dir = argv[1];
     return run_kill();
   }
   fprintf(stderr, "usage: %s DIR kill | %s abort | %s timeout\n", argv[0], argv[0], argv[0]);

@@ -50,11 +50,11 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "mp_test.h"
+#include "verdict.h"
 
 enum {
   TIMEOUT_MS = 20000,  /* the configured deadline of every blocking op */
@@ -67,17 +67,11 @@ enum {
   TAG_UNUSED = 0x7000000
 };
 
-static const char *g_dir = ".";
 static int g_size, g_victim;
 static uint64_t g_seed;
 
 /* ---- small helpers --------------------------------------------------------- */
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static double ms_between(int64_t a, int64_t b) { return (double)(b - a) / 1e6; }
 
@@ -87,55 +81,9 @@ static void sleep_ms(int ms) {
   }
 }
 
-/* Write DIR/name atomically (a reader never sees half a file). */
-static void write_file(const char *name, const char *fmt, ...) {
-  char path[4096], tmp[4200], text[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  snprintf(path, sizeof path, "%s/%s", g_dir, name);
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) {
-    fprintf(stderr, "[rank %d] cannot write %s\n", mp_rank, tmp);
-    exit(1);
-  }
-  fputs(text, f);
-  fclose(f);
-  rename(tmp, path);
-}
-
-/* The report a survivor leaves: lines added as checks pass. */
-static char g_report[16384];
-
-static void report(const char *fmt, ...) {
-  size_t used = strlen(g_report);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(g_report + used, sizeof g_report - used, fmt, ap);
-  va_end(ap);
-  used = strlen(g_report);
-  if (used + 1 < sizeof g_report) strcat(g_report, "\n");
-}
-
-/* A failed check: DIR/rank<r>.fail holds what passed so far and why it
-   failed, and the rank exits 1. */
-static void fail(const char *fmt, ...) {
-  char why[2048], name[64];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "[rank %d] FAIL: %s\n", mp_rank, why);
-  snprintf(name, sizeof name, "rank%d.fail", mp_rank);
-  write_file(name, "%sFAIL: %s\n", g_report, why);
-  exit(1);
-}
-
 #define EXPECT(cond, ...)   \
   do {                      \
-    if (!(cond)) fail(__VA_ARGS__); \
+    if (!(cond)) verdict_fail(__VA_ARGS__); \
   } while (0)
 
 /* Does text name "rank R" (and not, say, "rank R0")? */
@@ -162,7 +110,7 @@ static int take_error(op_error_t *e, xc_result_t rc, const char *op, int iter, i
   e->rc = rc;
   e->iter = iter;
   e->start_ns = start_ns;
-  e->end_ns = now_ns();
+  e->end_ns = verdict_now_ns();
   snprintf(e->op, sizeof e->op, "%s", op);
   snprintf(e->msg, sizeof e->msg, "%s", xc_last_error());
   return 1;
@@ -170,7 +118,7 @@ static int take_error(op_error_t *e, xc_result_t rc, const char *op, int iter, i
 
 /* The victim's death: written (CLOCK_MONOTONIC, system-wide) just before
    the SIGKILL by whoever sends it. */
-static void record_death(void) { write_file("victim.time", "%lld\n", (long long)now_ns()); }
+static void record_death(void) { verdict_write_file("victim.time", "%lld\n", (long long)verdict_now_ns()); }
 
 static void die_now(void) {
   record_death();
@@ -180,7 +128,7 @@ static void die_now(void) {
 
 static int64_t read_death(void) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/victim.time", g_dir);
+  snprintf(path, sizeof path, "%s/victim.time", verdict_dir);
   for (int tries = 0; tries < 100; ++tries) {
     FILE *f = fopen(path, "r");
     if (f) {
@@ -191,7 +139,7 @@ static int64_t read_death(void) {
     }
     sleep_ms(10);
   }
-  fail("%s was never written: the victim did not record its death", path);
+  verdict_fail("%s was never written: the victim did not record its death", path);
   return 0;
 }
 
@@ -231,7 +179,7 @@ static void start_job(comms_t *c) {
   MP_CHECK(xc_init(&cfg, &c->world));
   MP_CHECK(xc_comm_rank(c->world, &c->rank));
   MP_CHECK(xc_comm_size(c->world, &g_size));
-  mp_rank = c->rank;
+  mp_rank = verdict_rank = c->rank;
   g_victim = g_size - 1;
   g_seed = mp_seed();
   if (g_size < 3) {
@@ -248,8 +196,8 @@ static void start_job(comms_t *c) {
   MP_CHECK(xc_barrier(c->world));
   if (c->rank == 0) {
     const char *job = getenv("XC_JOB_ID");
-    write_file("job_id", "%s\n", job ? job : "");
-    write_file("shm_after_init", "%d\n", job ? count_job_segments(job) : -1);
+    verdict_write_file("job_id", "%s\n", job ? job : "");
+    verdict_write_file("shm_after_init", "%d\n", job ? count_job_segments(job) : -1);
     printf("seed 0x%llx, %d ranks, victim rank %d\n", (unsigned long long)g_seed, g_size, g_victim);
     fflush(stdout);
   }
@@ -263,9 +211,9 @@ static void survivor_checks(comms_t *c, const op_error_t *e) {
   printf("[rank %d] %s -> %s (%d) %.1f ms after the victim's death, blocked %.1f ms: %s\n", r, e->op,
          xc_strerror(e->rc), (int)e->rc, detect_ms, blocked_ms, e->msg);
   fflush(stdout);
-  report("rank=%d victim=%d op=%s iter=%d code=%d detect_ms=%.1f blocked_ms=%.1f", r, g_victim, e->op, e->iter,
+  verdict_report("rank=%d victim=%d op=%s iter=%d code=%d detect_ms=%.1f blocked_ms=%.1f", r, g_victim, e->op, e->iter,
          (int)e->rc, detect_ms, blocked_ms);
-  report("message=%s", e->msg);
+  verdict_report("message=%s", e->msg);
   EXPECT(e->rc == XC_ERR_PEER_FAILED, "%s returned %s (%d), want XC_ERR_PEER_FAILED: %s", e->op, xc_strerror(e->rc),
          (int)e->rc, e->msg);
   EXPECT(names_rank(e->msg, g_victim), "the message of %s does not name rank %d: %s", e->op, g_victim, e->msg);
@@ -281,24 +229,24 @@ static void survivor_checks(comms_t *c, const op_error_t *e) {
   MP_CHECK(xc_comm_get_async_error(c->survivors, &async));
   EXPECT(async == XC_SUCCESS, "xc_comm_get_async_error(survivors) = %d, want XC_SUCCESS (the victim is not in it)",
          (int)async);
-  report("async_error world=PEER_FAILED dup=PEER_FAILED survivors=SUCCESS");
+  verdict_report("async_error world=PEER_FAILED dup=PEER_FAILED survivors=SUCCESS");
 
   /* Later ops that need the victim fail at once. */
   int32_t word = r;
-  int64_t t0 = now_ns();
+  int64_t t0 = verdict_now_ns();
   xc_result_t rc = xc_send(&word, 1, XC_INT32, g_victim, TAG_UNUSED, c->world);
-  double took = ms_between(t0, now_ns());
+  double took = ms_between(t0, verdict_now_ns());
   EXPECT(rc == XC_ERR_PEER_FAILED && names_rank(xc_last_error(), g_victim) && took < PROMPT_MS,
          "a later xc_send to rank %d: %d after %.1f ms (%s), want XC_ERR_PEER_FAILED naming it at once", g_victim,
          (int)rc, took, xc_last_error());
-  t0 = now_ns();
+  t0 = verdict_now_ns();
   rc = xc_recv(&word, 1, XC_INT32, XC_ANY_SOURCE, TAG_UNUSED, c->world, NULL);
-  took = ms_between(t0, now_ns());
+  took = ms_between(t0, verdict_now_ns());
   EXPECT(rc == XC_ERR_PEER_FAILED && names_rank(xc_last_error(), g_victim) && took < PROMPT_MS,
          "a later xc_recv from XC_ANY_SOURCE on the world: %d after %.1f ms (%s), want XC_ERR_PEER_FAILED naming rank "
          "%d at once",
          (int)rc, took, xc_last_error(), g_victim);
-  report("later xc_send/xc_recv(any) on world: PEER_FAILED");
+  verdict_report("later xc_send/xc_recv(any) on world: PEER_FAILED");
 
   /* The survivors' own communicator works: an allreduce and a large
      (rendezvous) ring exchange, both checked. */
@@ -313,16 +261,16 @@ static void survivor_checks(comms_t *c, const op_error_t *e) {
     uint64_t sq = g_seed ^ 0xa11edULL ^ (uint64_t)q;
     want1 += mp_next(&sq);
   }
-  t0 = now_ns();
+  t0 = verdict_now_ns();
   rc = xc_allreduce(XC_IN_PLACE, v, 2, XC_UINT64, XC_SUM, c->survivors);
-  took = ms_between(t0, now_ns());
+  took = ms_between(t0, verdict_now_ns());
   EXPECT(rc == XC_SUCCESS, "xc_allreduce on the survivors comm after the failure: %s (%s)", xc_strerror(rc),
          xc_last_error());
   EXPECT(v[0] == (uint64_t)ns * (uint64_t)(ns + 1) / 2 && v[1] == want1,
          "xc_allreduce on the survivors comm gave {%llu, %llu}, want {%llu, %llu}", (unsigned long long)v[0],
          (unsigned long long)v[1], (unsigned long long)ns * (unsigned long long)(ns + 1) / 2,
          (unsigned long long)want1);
-  report("survivors allreduce ok (%.1f ms)", took);
+  verdict_report("survivors allreduce ok (%.1f ms)", took);
 
   size_t big = LARGE_MAX;
   unsigned char *out = xmalloc(big), *in = xmalloc(big), *want = xmalloc(big);
@@ -338,33 +286,31 @@ static void survivor_checks(comms_t *c, const op_error_t *e) {
   free(out);
   free(in);
   free(want);
-  report("survivors 1 MiB ring exchange ok");
+  verdict_report("survivors 1 MiB ring exchange ok");
 
   /* A later collective on the world needs the victim: it fails, promptly. */
-  t0 = now_ns();
+  t0 = verdict_now_ns();
   rc = xc_barrier(c->world);
-  took = ms_between(t0, now_ns());
+  took = ms_between(t0, verdict_now_ns());
   EXPECT(rc == XC_ERR_PEER_FAILED && took < PROMPT_MS,
          "a later xc_barrier on the world: %s (%d) after %.1f ms (%s), want XC_ERR_PEER_FAILED within %d ms",
          xc_strerror(rc), (int)rc, took, xc_last_error(), PROMPT_MS);
-  report("later xc_barrier(world): PEER_FAILED after %.1f ms: %s", took, xc_last_error());
+  verdict_report("later xc_barrier(world): PEER_FAILED after %.1f ms: %s", took, xc_last_error());
 
   /* Freeing never waits for the dead (the survivors comm synchronises its
      live members only). */
-  t0 = now_ns();
+  t0 = verdict_now_ns();
   rc = xc_comm_free(c->survivors);
   EXPECT(rc == XC_SUCCESS, "xc_comm_free(survivors): %s (%s)", xc_strerror(rc), xc_last_error());
   rc = xc_comm_free(c->everyone);
   EXPECT(rc == XC_SUCCESS, "xc_comm_free(dup of world): %s (%s)", xc_strerror(rc), xc_last_error());
   rc = xc_comm_free(c->world);
   EXPECT(rc == XC_SUCCESS, "xc_comm_free(world): %s (%s)", xc_strerror(rc), xc_last_error());
-  took = ms_between(t0, now_ns());
+  took = ms_between(t0, verdict_now_ns());
   EXPECT(took < PROMPT_MS, "freeing the communicators took %.1f ms", took);
-  report("freed survivors, dup and world in %.1f ms", took);
+  verdict_report("freed survivors, dup and world in %.1f ms", took);
 
-  char name[64];
-  snprintf(name, sizeof name, "rank%d.ok", r);
-  write_file(name, "%s", g_report);
+  verdict_pass();
 }
 
 /* ---- ring: die mid-exchange ------------------------------------------------- */
@@ -410,7 +356,7 @@ static void run_ring(int phase) {
     memset(&st, 0, sizeof st);
     xc_result_t rc;
     const char *op;
-    int64_t t0 = now_ns();
+    int64_t t0 = verdict_now_ns();
     if (dying && phase == PHASE_RENDEZVOUS) {
       /* Post both halves, let the handshake start, and die with them pending. */
       xc_request_t rq, sq;
@@ -450,11 +396,11 @@ static void run_ring(int phase) {
     if (take_error(&err, rc, op, i, t0)) break;
     mp_fill(want, bytes, g_seed, (uint64_t)left, (uint64_t)i);
     if (st.source != left || st.bytes != bytes || memcmp(in, want, bytes) != 0)
-      fail("iteration %d: wrong message from rank %d (source %d, %zu bytes, want %zu)", i, left, st.source, st.bytes,
+      verdict_fail("iteration %d: wrong message from rank %d (source %d, %zu bytes, want %zu)", i, left, st.source, st.bytes,
            bytes);
 
     if (dying && phase == PHASE_COLLECTIVE) die_now();
-    t0 = now_ns();
+    t0 = verdict_now_ns();
     if (i % 2 == 0) {
       /* Everyone's checksum of what it sent: each rank can compute the sum. */
       uint64_t v[2] = {(uint64_t)r, 0}, want_sum = 0;
@@ -469,7 +415,7 @@ static void run_ring(int phase) {
       rc = xc_allreduce(XC_IN_PLACE, v, 2, XC_UINT64, XC_SUM, c.everyone);
       if (take_error(&err, rc, "xc_allreduce (dup of world)", i, t0)) break;
       if (v[0] != (uint64_t)n * (uint64_t)(n - 1) / 2 || v[1] != want_sum)
-        fail("iteration %d: xc_allreduce gave a wrong sum", i);
+        verdict_fail("iteration %d: xc_allreduce gave a wrong sum", i);
     } else {
       rc = xc_barrier(c.world);
       if (take_error(&err, rc, "xc_barrier (world)", i, t0)) break;
@@ -478,12 +424,12 @@ static void run_ring(int phase) {
   free(out);
   free(in);
   free(want);
-  if (r == g_victim) fail("the victim is still alive after %d iterations", RING_ITERS);
-  if (err.rc == XC_SUCCESS) fail("all %d iterations succeeded although the victim died in iteration %d", RING_ITERS,
+  if (r == g_victim) verdict_fail("the victim is still alive after %d iterations", RING_ITERS);
+  if (err.rc == XC_SUCCESS) verdict_fail("all %d iterations succeeded although the victim died in iteration %d", RING_ITERS,
                                  kill_iter);
-  report("kill_iter=%d phase=%d", kill_iter, phase);
+  verdict_report("kill_iter=%d phase=%d", kill_iter, phase);
   if (err.iter != kill_iter)
-    fail("the first error came in iteration %d, but the victim died in iteration %d: %s -> %d (%s)", err.iter,
+    verdict_fail("the first error came in iteration %d, but the victim died in iteration %d: %s -> %d (%s)", err.iter,
          kill_iter, err.op, (int)err.rc, err.msg);
   survivor_checks(&c, &err);
 }
@@ -534,20 +480,20 @@ static void run_rdv(const char *how) {
 
   unsigned char *buf = NULL;
   long page = sysconf(_SC_PAGESIZE);
-  if (posix_memalign((void **)&buf, (size_t)page, bytes) != 0) fail("posix_memalign of %zu bytes failed", bytes);
+  if (posix_memalign((void **)&buf, (size_t)page, bytes) != 0) verdict_fail("posix_memalign of %zu bytes failed", bytes);
   op_error_t err;
   memset(&err, 0, sizeof err);
   if (r == g_victim) {
     mp_fill(buf, bytes, g_seed, (uint64_t)r, TAG_RDV);
     if (part) {
-      snprintf(g_death_path, sizeof g_death_path, "%s/victim.time", g_dir);
+      snprintf(g_death_path, sizeof g_death_path, "%s/victim.time", verdict_dir);
       snprintf(g_death_tmp, sizeof g_death_tmp, "%s.tmp", g_death_path);
       struct sigaction sa;
       memset(&sa, 0, sizeof sa);
       sa.sa_handler = die_on_fault;
       sigaction(SIGSEGV, &sa, NULL);
       sigaction(SIGBUS, &sa, NULL);
-      if (mprotect(buf + bytes / 2, bytes / 2, PROT_NONE) != 0) fail("mprotect failed");
+      if (mprotect(buf + bytes / 2, bytes / 2, PROT_NONE) != 0) verdict_fail("mprotect failed");
     }
     MP_CHECK(xc_barrier(c.world));
     sleep_ms(300); /* the survivors are blocked by now */
@@ -558,7 +504,7 @@ static void run_rdv(const char *how) {
       die_now();
     }
     xc_result_t rc = xc_send(buf, bytes, XC_UINT8, 0, TAG_RDV, c.world); /* faults half-way */
-    fail("the victim's %zu-byte send returned %d (%s) instead of dying half-way", bytes, (int)rc, xc_last_error());
+    verdict_fail("the victim's %zu-byte send returned %d (%s) instead of dying half-way", bytes, (int)rc, xc_last_error());
   }
 
   unsigned char *want = NULL;
@@ -568,7 +514,7 @@ static void run_rdv(const char *how) {
     memset(buf, 0, bytes);
   }
   MP_CHECK(xc_barrier(c.world));
-  int64_t t0 = now_ns();
+  int64_t t0 = verdict_now_ns();
   xc_status_t st;
   xc_result_t rc;
   if (r == 0 && late) {
@@ -576,7 +522,7 @@ static void run_rdv(const char *how) {
        already here, the data can no longer be fetched (deterministic also
        with XC_SHM_LARGE=cma, where the receiver reads the sender's memory). */
     xc_result_t async = XC_SUCCESS;
-    while (async == XC_SUCCESS && now_ns() - t0 < (int64_t)TIMEOUT_MS * 1000000) {
+    while (async == XC_SUCCESS && verdict_now_ns() - t0 < (int64_t)TIMEOUT_MS * 1000000) {
       MP_CHECK(xc_comm_get_async_error(c.world, &async));
     }
     rc = xc_recv(buf, bytes, XC_UINT8, g_victim, TAG_RDV, c.world, &st);
@@ -594,13 +540,13 @@ static void run_rdv(const char *how) {
     take_error(&err, rc, "xc_wait (xc_irecv XC_ANY_SOURCE, dup of world)", 0, t0);
     EXPECT(rq == NULL, "xc_wait left the request handle set");
   }
-  report("rdv=%s bytes=%zu", how, bytes);
+  verdict_report("rdv=%s bytes=%zu", how, bytes);
   if (r == 0 && part) {
     size_t got = 0, step = 4096;
     while (got < bytes && memcmp(buf + got, want + got, step) == 0) got += step;
     printf("[rank 0] the first %zu of %zu bytes (%.1f%%) had arrived when the victim died\n", got, bytes,
            100.0 * (double)got / (double)bytes);
-    report("arrived_bytes=%zu of %zu", got, bytes);
+    verdict_report("arrived_bytes=%zu of %zu", got, bytes);
     EXPECT(got > 0 && got <= bytes / 2, "%zu of %zu bytes arrived, but the victim died at the half-way mark", got,
            bytes);
   }
@@ -623,7 +569,7 @@ typedef struct {
 static void *abort_later(void *p) {
   aborter_t *a = p;
   sleep_ms(a->delay_ms);
-  a->when = now_ns();
+  a->when = verdict_now_ns();
   a->rc = xc_comm_abort(a->comm);
   return NULL;
 }
@@ -666,10 +612,10 @@ static void *abort_rank(void *p) {
   ACHECK(pthread_create(&t, NULL, abort_later, &ab) == 0, "pthread_create failed");
   size_t bytes = 1 << 20;
   unsigned char *buf = xmalloc(bytes);
-  int64_t t0 = now_ns();
+  int64_t t0 = verdict_now_ns();
   rc = r == 0 ? xc_recv(buf, bytes, XC_UINT8, other, 5, dup, NULL)
               : xc_recv(buf, bytes, XC_UINT8, XC_ANY_SOURCE, XC_ANY_TAG, dup, NULL);
-  int64_t t1 = now_ns();
+  int64_t t1 = verdict_now_ns();
   char msg[512];
   snprintf(msg, sizeof msg, "%s", xc_last_error());
   pthread_join(t, NULL);
@@ -720,9 +666,9 @@ static void *abort_rank(void *p) {
   if (r == 0) {
     aborter_t ab2 = {dup2, 200, 0, XC_SUCCESS};
     ACHECK(pthread_create(&t, NULL, abort_later, &ab2) == 0, "pthread_create failed");
-    t0 = now_ns();
+    t0 = verdict_now_ns();
     rc = xc_allreduce(XC_IN_PLACE, vec, count, XC_FLOAT32, XC_SUM, dup2);
-    t1 = now_ns();
+    t1 = verdict_now_ns();
     snprintf(msg, sizeof msg, "%s", xc_last_error());
     pthread_join(t, NULL);
     after_ms = ms_between(ab2.when, t1);
@@ -741,11 +687,11 @@ static void *abort_rank(void *p) {
   rc = xc_comm_free(dup2);
   ACHECK(rc == XC_SUCCESS, "xc_comm_free(second dup): %s (%s)", xc_strerror(rc), xc_last_error());
 
-  t0 = now_ns();
+  t0 = verdict_now_ns();
   rc = xc_comm_free(dup);
   ACHECK(rc == XC_SUCCESS, "xc_comm_free(aborted dup): %s (%s)", xc_strerror(rc), xc_last_error());
-  ACHECK(ms_between(t0, now_ns()) < PROMPT_MS, "xc_comm_free of the aborted dup took %.1f ms",
-         ms_between(t0, now_ns()));
+  ACHECK(ms_between(t0, verdict_now_ns()) < PROMPT_MS, "xc_comm_free of the aborted dup took %.1f ms",
+         ms_between(t0, verdict_now_ns()));
   rc = xc_comm_free(comm);
   ACHECK(rc == XC_SUCCESS, "xc_comm_free(parent): %s (%s)", xc_strerror(rc), xc_last_error());
   return NULL;
@@ -788,7 +734,7 @@ int main(int argc, char **argv) {
             argv[0], argv[0], argv[0]);
     return 2;
   }
-  g_dir = argv[1];
+  verdict_dir = argv[1];
   if (strcmp(argv[2], "ring") == 0) {
     const char *phases[] = {"exchange", "rendezvous", "collective"};
     for (int p = 0; p < 3; ++p)

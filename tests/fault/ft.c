@@ -63,7 +63,7 @@ static xc_result_t work(xc_comm_t comm, int victim, int kill_iter) {
     xc_result_t rc;
     float v[64];
     int i;
-    if (ft_world_rank == victim && it == kill_iter) ft_die();
+    if (verdict_rank == victim && it == kill_iter) ft_die();
     switch (it % 3) {
       case 0:
         for (i = 0; i < 64; ++i) v[i] = (float)(rank + i);
@@ -79,26 +79,26 @@ static xc_result_t work(xc_comm_t comm, int victim, int kill_iter) {
     if (rc != XC_SUCCESS) {
       FT_EXPECT(rc == XC_ERR_PEER_FAILED || rc == XC_ERR_REVOKED, "iteration %d: %s (%s), want a failed peer or a revoke",
                 it, xc_strerror(rc), xc_last_error());
-      ft_report("error at iteration %d: %s (%s)", it, xc_strerror(rc), xc_last_error());
+      verdict_report("error at iteration %d: %s (%s)", it, xc_strerror(rc), xc_last_error());
       return rc;
     }
   }
-  ft_fail("%d iterations passed although a rank died", ITERS);
+  verdict_fail("%d iterations passed although a rank died", ITERS);
   return XC_SUCCESS;
 }
 
 /* The survivors' part of one failure: the op's error, recovery, checks. */
 static xc_comm_t survive(xc_comm_t comm, int victim, const int *dead, int matrix) {
-  int64_t t_err = ft_now_ns(), t_ok, death;
+  int64_t t_err = verdict_now_ns(), t_ok, death;
   int shrinks = 0, n;
   xc_comm_t child = ft_recover(comm, &shrinks);
-  t_ok = ft_now_ns();
+  t_ok = verdict_now_ns();
   FT_CHECK(xc_comm_size(child, &n));
   ft_check_survivors(child, dead, g_size);
   death = ft_death_time(victim);
-  ft_report("victim=%d detect_ms=%.1f recover_ms=%.1f shrinks=%d size=%d", victim,
+  verdict_report("victim=%d detect_ms=%.1f recover_ms=%.1f shrinks=%d size=%d", victim,
             death ? (double)(t_err - death) / 1e6 : -1.0, (double)(t_ok - t_err) / 1e6, shrinks, n);
-  if (matrix) ft_report("matrix: %zu cases passed on %d ranks", ft_matrix(child, g_seed), n);
+  if (matrix) verdict_report("matrix: %zu cases passed on %d ranks", ft_matrix(child, g_seed), n);
   return child;
 }
 
@@ -177,11 +177,11 @@ static void mode_during_shrink(xc_comm_t world) {
   FT_EXPECT(g_size >= 4, "during_shrink needs 4 ranks or more");
   dead[g_size - 1] = dead[1] = 1;
   work(world, g_size - 1, (int)(rnd(1) % 40));
-  if (ft_world_rank == 1) shrink_and_die(world, (long)(rnd(2) % 4000));
+  if (verdict_rank == 1) shrink_and_die(world, (long)(rnd(2) % 4000));
   child = ft_recover(world, &shrinks);
   ft_check_survivors(child, dead, g_size);
-  ft_report("rank 1 was killed during the recovery; shrinks=%d", shrinks);
-  ft_report("matrix: %zu cases passed", ft_matrix(child, g_seed));
+  verdict_report("rank 1 was killed during the recovery; shrinks=%d", shrinks);
+  verdict_report("matrix: %zu cases passed", ft_matrix(child, g_seed));
   FT_CHECK(xc_comm_free(child));
 }
 
@@ -196,37 +196,37 @@ static void mode_revoke_blocked(xc_comm_t world) {
      that rank still in the barrier, which is an op blocked by the revoke
      as good as the next one. */
   rc = xc_barrier(world);
-  FT_EXPECT(rc == XC_SUCCESS || (rc == XC_ERR_REVOKED && ft_world_rank != 0), "the first barrier: %s (%s)",
+  FT_EXPECT(rc == XC_SUCCESS || (rc == XC_ERR_REVOKED && verdict_rank != 0), "the first barrier: %s (%s)",
             xc_strerror(rc), xc_last_error());
-  if (ft_world_rank == 0) {
+  if (verdict_rank == 0) {
     /* Let the others block first (the checks hold either way: an op that
        starts after the revoke fails at once too). */
     sleep_us(200000);
-    ft_write_file("revoke.time", "%lld\n", (long long)ft_now_ns());
+    verdict_write_file("revoke.time", "%lld\n", (long long)verdict_now_ns());
     FT_CHECK(xc_comm_revoke(world));
     FT_CHECK(xc_comm_revoke(world));  /* again: nothing more happens */
   } else {
-    int64_t t0 = ft_now_ns(), t_rev;
+    int64_t t0 = verdict_now_ns(), t_rev;
     FILE *f;
     long long t = 0;
     char path[4096];
     if (rc == XC_ERR_REVOKED)
-      ft_report("the revoke came during the first barrier");
-    else if (ft_world_rank == g_size - 1)
+      verdict_report("the revoke came during the first barrier");
+    else if (verdict_rank == g_size - 1)
       rc = xc_recv(v, 8, XC_FLOAT32, XC_ANY_SOURCE, 3, world, NULL);
     else
       rc = xc_allreduce(XC_IN_PLACE, v, 8, XC_FLOAT32, XC_SUM, world);
     FT_EXPECT(rc == XC_ERR_REVOKED, "the blocked op returned %s (%s), want XC_ERR_REVOKED", xc_strerror(rc),
               xc_last_error());
     FT_EXPECT(strstr(xc_last_error(), "rank 0") != NULL, "the message does not name rank 0: %s", xc_last_error());
-    snprintf(path, sizeof path, "%s/revoke.time", ft_dir);
+    snprintf(path, sizeof path, "%s/revoke.time", verdict_dir);
     f = fopen(path, "r");
     FT_EXPECT(f && fscanf(f, "%lld", &t) == 1, "revoke.time was not written before the revoke");
     fclose(f);
-    t_rev = ft_now_ns();
+    t_rev = verdict_now_ns();
     FT_EXPECT((t_rev - t) / 1000000 < PROMPT_MS, "the blocked op ended %lld ms after the revoke",
               (long long)((t_rev - t) / 1000000));
-    ft_report("blocked %.1f ms, out %.2f ms after the revoke: %s", (double)(t_rev - t0) / 1e6,
+    verdict_report("blocked %.1f ms, out %.2f ms after the revoke: %s", (double)(t_rev - t0) / 1e6,
               (double)(t_rev - t) / 1e6, xc_last_error());
   }
   FT_CHECK(xc_comm_get_async_error(world, &async));
@@ -255,12 +255,12 @@ static void *agree_thread(void *arg) {
 
 static void mode_agree(xc_comm_t world, int victim) {
   const int all = 0x7fffffff;
-  struct agree_call a = {world, all & ~(1 << (ft_world_rank % 31)), XC_SUCCESS};
+  struct agree_call a = {world, all & ~(1 << (verdict_rank % 31)), XC_SUCCESS};
   int i, dead[4096] = {0}, got[2 * 4096], n;
   xc_comm_t child;
   FT_EXPECT(victim >= 0 && victim < g_size && g_size <= 31, "victim %d, %d ranks", victim, g_size);
   dead[victim] = 1;
-  if (ft_world_rank == victim) {
+  if (verdict_rank == victim) {
     pthread_t t;
     pthread_create(&t, NULL, agree_thread, &a);
     sleep_us((long)(rnd(3) % 1500));  /* fault injection: a random moment of the agreement (~1 ms at 4 ranks) */
@@ -270,7 +270,7 @@ static void mode_agree(xc_comm_t world, int victim) {
   FT_EXPECT(a.rc == XC_SUCCESS || a.rc == XC_ERR_PEER_FAILED, "agree: %s (%s)", xc_strerror(a.rc), xc_last_error());
   for (i = 0; i < g_size; ++i)
     if (i != victim) FT_EXPECT(!(a.flag & (1 << i)), "flag 0x%x: rank %d's cleared bit is missing", a.flag, i);
-  ft_report("agree: %s flag=0x%x, the victim's flag %s (%s)", xc_strerror(a.rc), a.flag,
+  verdict_report("agree: %s flag=0x%x, the victim's flag %s (%s)", xc_strerror(a.rc), a.flag,
             a.flag & (1 << victim) ? "left out" : "counted", a.rc ? xc_last_error() : "");
   FT_CHECK(xc_comm_shrink(world, NULL, &child));
   /* The survivors' outcomes must be the same. */
@@ -290,7 +290,7 @@ static void mode_chaos(xc_comm_t world) {
   int victim = (int)(rnd(4) % (uint64_t)g_size), dead[4096] = {0};
   xc_comm_t child;
   dead[victim] = 1;
-  if (ft_world_rank == victim) die_in((long)(rnd(5) % 30000));  /* within the first 30 ms of work */
+  if (verdict_rank == victim) die_in((long)(rnd(5) % 30000));  /* within the first 30 ms of work */
   work(world, -1, -1);
   child = survive(world, victim, dead, 0);
   FT_CHECK(xc_comm_free(child));
@@ -300,12 +300,12 @@ static void mode_grow(xc_comm_t world, int nnew) {
   xc_unique_id_t id;
   xc_comm_t grown;
   int n, rank, members[4096], i;
-  if (ft_world_rank == 0) {
+  if (verdict_rank == 0) {
     FT_CHECK(xc_get_unique_id(&id));
     {
       char path[4096], tmp[4200];
       FILE *f;
-      snprintf(path, sizeof path, "%s/id", ft_dir);
+      snprintf(path, sizeof path, "%s/id", verdict_dir);
       snprintf(tmp, sizeof tmp, "%s.tmp", path);
       f = fopen(tmp, "wb");
       FT_EXPECT(f && fwrite(&id, sizeof id, 1, f) == 1, "cannot write %s", tmp);
@@ -313,14 +313,14 @@ static void mode_grow(xc_comm_t world, int nnew) {
       rename(tmp, path);
     }
   }
-  FT_CHECK(xc_comm_grow(world, nnew, ft_world_rank == 0 ? &id : NULL, &g_cfg, &grown));
+  FT_CHECK(xc_comm_grow(world, nnew, verdict_rank == 0 ? &id : NULL, &g_cfg, &grown));
   FT_CHECK(xc_comm_size(grown, &n));
   FT_CHECK(xc_comm_rank(grown, &rank));
-  FT_EXPECT(n == g_size + nnew && rank == ft_world_rank, "grown: rank %d of %d, want %d of %d", rank, n, ft_world_rank,
+  FT_EXPECT(n == g_size + nnew && rank == verdict_rank, "grown: rank %d of %d, want %d of %d", rank, n, verdict_rank,
             g_size + nnew);
   ft_members(grown, members, n);
   for (i = 0; i < n; ++i) FT_EXPECT(members[i] == i, "rank %d of the grown communicator says it is %d", i, members[i]);
-  ft_report("grown to %d ranks; matrix: %zu cases passed", n, ft_matrix(grown, g_seed));
+  verdict_report("grown to %d ranks; matrix: %zu cases passed", n, ft_matrix(grown, g_seed));
   FT_CHECK(xc_comm_free(grown));
   /* The world is unchanged and still works. */
   FT_EXPECT(ft_allreduce_ok(world, 77), "the world after the grow");
@@ -332,7 +332,7 @@ static void mode_join(int nold, int nnew, int index) {
   int n, rank, members[4096];
   char path[4096];
   FILE *f;
-  snprintf(path, sizeof path, "%s/id", ft_dir);
+  snprintf(path, sizeof path, "%s/id", verdict_dir);
   f = fopen(path, "rb");
   FT_EXPECT(f && fread(&id, sizeof id, 1, f) == 1, "cannot read %s", path);
   fclose(f);
@@ -341,7 +341,7 @@ static void mode_join(int nold, int nnew, int index) {
   FT_CHECK(xc_comm_rank(grown, &rank));
   FT_EXPECT(n == nold + nnew && rank == nold + index, "joined as rank %d of %d", rank, n);
   ft_members(grown, members, n);
-  ft_report("joined as rank %d of %d; matrix: %zu cases passed", rank, n, ft_matrix(grown, g_seed));
+  verdict_report("joined as rank %d of %d; matrix: %zu cases passed", rank, n, ft_matrix(grown, g_seed));
   FT_CHECK(xc_comm_free(grown));
 }
 
@@ -352,21 +352,21 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: ft DIR MODE [ARGS]\n");
     return 2;
   }
-  ft_dir = argv[1];
+  verdict_dir = argv[1];
   mode = argv[2];
   g_seed = mp_seed();
   g_cfg.timeout_ms = TIMEOUT_MS;
   if (strcmp(mode, "join") == 0) {
     FT_EXPECT(argc == 6, "join NOLD NNEW I");
-    ft_world_rank = atoi(argv[3]) + atoi(argv[5]);
+    verdict_rank = atoi(argv[3]) + atoi(argv[5]);
     mode_join(atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
-    ft_pass();
+    verdict_pass();
     return 0;
   }
   FT_CHECK(xc_init(&g_cfg, &world));
-  FT_CHECK(xc_comm_rank(world, &ft_world_rank));
+  FT_CHECK(xc_comm_rank(world, &verdict_rank));
   FT_CHECK(xc_comm_size(world, &g_size));
-  mp_rank = ft_world_rank;
+  mp_rank = verdict_rank;
   /* xc_init returns on a rank once it is set up, while others may still be
      reading the bootstrap store that rank 0 serves: no rank dies before
      every rank is in (start-up is not what these tests are about). */
@@ -386,8 +386,8 @@ int main(int argc, char **argv) {
   else if (strcmp(mode, "grow") == 0 && argc == 4)
     mode_grow(world, atoi(argv[3]));
   else
-    ft_fail("unknown mode or arguments: %s", mode);
+    verdict_fail("unknown mode or arguments: %s", mode);
   FT_CHECK(xc_comm_free(world));
-  ft_pass();
+  verdict_pass();
   return 0;
 }

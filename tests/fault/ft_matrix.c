@@ -46,7 +46,7 @@ size_t ft_matrix(xc_comm_t comm, uint64_t seed) {
               r.c.salt = ++salt;
               op->prepare(&r);
               rc = op->start(&r, NULL);
-              if (rc != XC_SUCCESS) ft_fail("matrix on %d ranks: %s -> %s (%s)", n, op->name, xc_strerror(rc), xc_last_error());
+              if (rc != XC_SUCCESS) verdict_fail("matrix on %d ranks: %s -> %s (%s)", n, op->name, xc_strerror(rc), xc_last_error());
               op->check(&r);
               ct_free_run(&r);
               ++cases;

@@ -3,77 +3,16 @@
 #include "ft_util.h"
 
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-const char *ft_dir = ".";
-int ft_world_rank = -1;
-static char g_report[16384];
-
-int64_t ft_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void vwrite_file(const char *name, const char *fmt, va_list ap) {
-  char path[4096], tmp[4200];
-  FILE *f;
-  snprintf(path, sizeof path, "%s/%s", ft_dir, name);
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-  f = fopen(tmp, "w");
-  if (!f) {
-    fprintf(stderr, "[rank %d] cannot write %s\n", ft_world_rank, tmp);
-    exit(1);
-  }
-  vfprintf(f, fmt, ap);
-  fclose(f);
-  rename(tmp, path);
-}
-
-void ft_write_file(const char *name, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vwrite_file(name, fmt, ap);
-  va_end(ap);
-}
-
-void ft_report(const char *fmt, ...) {
-  size_t used = strlen(g_report);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(g_report + used, sizeof g_report - used, fmt, ap);
-  va_end(ap);
-  used = strlen(g_report);
-  if (used + 1 < sizeof g_report) strcat(g_report, "\n");
-}
-
-void ft_fail(const char *fmt, ...) {
-  char why[2048], name[64];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "[rank %d] FAIL: %s\n", ft_world_rank, why);
-  snprintf(name, sizeof name, "rank%d.fail", ft_world_rank);
-  ft_write_file(name, "%sFAIL: %s\n", g_report, why);
-  exit(1);
-}
-
-void ft_pass(void) {
-  char name[64];
-  snprintf(name, sizeof name, "rank%d.ok", ft_world_rank);
-  ft_write_file(name, "%s", g_report);
-}
-
 void ft_die(void) {
   char name[64];
-  snprintf(name, sizeof name, "killed%d.time", ft_world_rank);
-  ft_write_file(name, "%lld\n", (long long)ft_now_ns());
+  snprintf(name, sizeof name, "killed%d.time", verdict_rank);
+  verdict_write_file(name, "%lld\n", (long long)verdict_now_ns());
   kill(getpid(), SIGKILL);
   for (;;) pause();
 }
@@ -82,7 +21,7 @@ int64_t ft_death_time(int r) {
   char path[4096];
   long long t = 0;
   FILE *f;
-  snprintf(path, sizeof path, "%s/killed%d.time", ft_dir, r);
+  snprintf(path, sizeof path, "%s/killed%d.time", verdict_dir, r);
   f = fopen(path, "r");
   if (!f) return 0;
   if (fscanf(f, "%lld", &t) != 1) t = 0;
@@ -98,7 +37,7 @@ int ft_allreduce_ok(xc_comm_t comm, uint64_t salt) {
   if (xc_allreduce(XC_IN_PLACE, v, 5, XC_INT64, XC_SUM, comm) != XC_SUCCESS) return 0;
   for (i = 0; i < 5; ++i) {
     want = (int64_t)(salt * 1000 * (uint64_t)n) + 7 * (int64_t)n * (n - 1) / 2 + (int64_t)i * n;
-    if (v[i] != want) ft_fail("allreduce on %d ranks: element %d is %lld, want %lld", n, i, (long long)v[i], (long long)want);
+    if (v[i] != want) verdict_fail("allreduce on %d ranks: element %d is %lld, want %lld", n, i, (long long)v[i], (long long)want);
   }
   return 1;
 }
@@ -127,7 +66,7 @@ xc_comm_t ft_recover(xc_comm_t comm, int *shrinks) {
 }
 
 void ft_members(xc_comm_t comm, int *world_ranks, int n) {
-  int me = ft_world_rank;
+  int me = verdict_rank;
   (void)n;
   FT_CHECK(xc_allgather(&me, world_ranks, 1, XC_INT32, comm));
 }
@@ -145,5 +84,5 @@ void ft_check_survivors(xc_comm_t comm, const int *dead, int world_size) {
     ++k;
   }
   FT_EXPECT(k == n, "the child holds world ranks [%s]: more than the survivors", list);
-  ft_report("survivors=%s", list);
+  verdict_report("survivors=%s", list);
 }

@@ -1,5 +1,5 @@
-/* What the fault-tolerance tests (ft.c) share: a report per rank written to
-   DIR, checks that fail the rank with a message, the clock, a SIGKILL of
+/* What the fault-tolerance tests (ft.c) share: checks that fail the rank
+   with a message (verdict.h: the report, DIR, the clock), a SIGKILL of
    this process that records its moment, and the recovery every survivor
    runs (revoke, shrink until a child works everywhere). */
 #ifndef XCOMM_FT_UTIL_H
@@ -7,30 +7,19 @@
 
 #include <stdint.h>
 
+#include "verdict.h"
 #include "xcomm.h"
 
-extern const char *ft_dir;
-extern int ft_world_rank;
-
-int64_t ft_now_ns(void);
-/* DIR/name, written atomically. */
-void ft_write_file(const char *name, const char *fmt, ...);
-/* Adds a line to this rank's report (DIR/rank<r>.ok at the end). */
-void ft_report(const char *fmt, ...);
-/* DIR/rank<r>.fail with the report so far and why; exit 1. */
-void ft_fail(const char *fmt, ...);
-#define FT_EXPECT(cond, ...)          \
-  do {                                \
-    if (!(cond)) ft_fail(__VA_ARGS__); \
+#define FT_EXPECT(cond, ...)                \
+  do {                                      \
+    if (!(cond)) verdict_fail(__VA_ARGS__); \
   } while (0)
-#define FT_CHECK(call)                                                                                    \
-  do {                                                                                                    \
-    xc_result_t ft_rc_ = (call);                                                                          \
-    if (ft_rc_ != XC_SUCCESS) ft_fail("%s:%d: %s -> %s (%s)", __FILE__, __LINE__, #call, xc_strerror(ft_rc_), \
-                                      xc_last_error());                                                   \
+#define FT_CHECK(call)                                                                                   \
+  do {                                                                                                   \
+    xc_result_t ft_rc_ = (call);                                                                         \
+    if (ft_rc_ != XC_SUCCESS)                                                                            \
+      verdict_fail("%s:%d: %s -> %s (%s)", __FILE__, __LINE__, #call, xc_strerror(ft_rc_), xc_last_error()); \
   } while (0)
-/* DIR/rank<r>.ok with the report. */
-void ft_pass(void);
 /* Record the moment in DIR/killed<r>.time and SIGKILL this process. */
 void ft_die(void);
 /* The moment rank r recorded before it died (0 when it never did). */
