@@ -36,41 +36,18 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "mp_test.h"
+#include "verdict.h"
 
 enum { TIMEOUT_MS = 20000, PROMPT_MS = 5000, CHAOS_LOOP_MS = 3000, LARGE = 64 << 10 };
-
-static const char *g_dir = ".";
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   while (nanosleep(&ts, &ts) != 0) {
   }
-}
-
-static void write_file(const char *name, const char *fmt, ...) {
-  char path[4096], tmp[4200], text[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  snprintf(path, sizeof path, "%s/%s", g_dir, name);
-  snprintf(tmp, sizeof tmp, "%s.tmp%d", path, (int)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) exit(1);
-  fputs(text, f);
-  fclose(f);
-  rename(tmp, path);
 }
 
 /* Does text name "rank r" (not rank 12 for rank 1)? */
@@ -198,14 +175,14 @@ static int run_splitkill(void) {
 static void *kill_later(void *arg) {
   int ms = *(int *)arg;
   sleep_ms(ms);
-  write_file("victim.time", "%lld\n", (long long)now_ns());
+  verdict_write_file("victim.time", "%lld\n", (long long)verdict_now_ns());
   raise(SIGKILL);
   return NULL;
 }
 
 static int64_t read_death(void) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/victim.time", g_dir);
+  snprintf(path, sizeof path, "%s/victim.time", verdict_dir);
   for (int i = 0; i < 2000; ++i) {
     FILE *f = fopen(path, "r");
     if (f) {
@@ -279,8 +256,8 @@ static int run_chaos(void) {
   MP_CHECK(xc_barrier(world));
   if (rank == 0) {
     const char *job = getenv("XC_JOB_ID");
-    write_file("job_id", "%s\n", job ? job : "");
-    write_file("victim", "%d\n", victim);
+    verdict_write_file("job_id", "%s\n", job ? job : "");
+    verdict_write_file("victim", "%d\n", victim);
     printf("seed 0x%llx: %d ranks, rank %d dies %d ms into the loop\n", (unsigned long long)seed, size, victim,
            kill_ms);
     fflush(stdout);
@@ -294,14 +271,14 @@ static int run_chaos(void) {
   char msg[2048] = "";
   const char *op = "";
   xc_result_t rc = XC_SUCCESS;
-  int64_t start = now_ns(), fail_ns = 0;
+  int64_t start = verdict_now_ns(), fail_ns = 0;
   int iter = 0, on = 0;
   for (; rc == XC_SUCCESS; ++iter) {
-    if (rank != victim && now_ns() - start > (int64_t)(CHAOS_LOOP_MS + 2 * PROMPT_MS) * 1000000LL) break;
+    if (rank != victim && verdict_now_ns() - start > (int64_t)(CHAOS_LOOP_MS + 2 * PROMPT_MS) * 1000000LL) break;
     on = iter % 3;
     rc = chaos_round(comms[on], rank, size, iter, a, b, msg, sizeof msg, &op);
   }
-  fail_ns = now_ns();
+  fail_ns = verdict_now_ns();
   if (rank == victim) sleep_ms(60000);  /* not reached: it dies meanwhile */
   char name[64];
   snprintf(name, sizeof name, "rank%d", rank);
@@ -323,7 +300,7 @@ static int run_chaos(void) {
   free(b);
   char file[80];
   snprintf(file, sizeof file, "%s.%s", name, why[0] ? "fail" : "ok");
-  write_file(file, "%s%siter=%d comm=%d op=%s code=%d detect_ms=%.1f\nmessage=%s\n", why, why[0] ? "\n" : "",
+  verdict_write_file(file, "%s%siter=%d comm=%d op=%s code=%d detect_ms=%.1f\nmessage=%s\n", why, why[0] ? "\n" : "",
              iter, on, op, (int)rc, detect_ms, msg);
   return 0;
 }
@@ -331,11 +308,11 @@ static int run_chaos(void) {
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "mismatch") == 0) return run_mismatch();
   if (argc >= 3 && strcmp(argv[1], "splitkill") == 0) {
-    g_dir = argv[2];
+    verdict_dir = argv[2];
     return run_splitkill();
   }
   if (argc >= 3 && strcmp(argv[1], "chaos") == 0) {
-    g_dir = argv[2];
+    verdict_dir = argv[2];
     return run_chaos();
   }
   fprintf(stderr, "usage: fault_blame mismatch | splitkill DIR | chaos DIR\n");
