@@ -229,7 +229,7 @@ Status group_exchange_p2p(xc_comm_s *parent, const std::vector<int> &list, int m
   }
 
   Status result;
-  bool disagree = false;  // we found a record unlike ours: tell our list
+  bool disagree = false;  // we found a record unlike ours, or were told of one: tell our list
   std::vector<char> have(n, 0), heard_done(n, 0);
   size_t missing = n - 1;
   Backoff backoff(200, 2000);
@@ -260,9 +260,13 @@ Status group_exchange_p2p(xc_comm_s *parent, const std::vector<int> &list, int m
       if (static_cast<int>(i) == me || heard_done[i] || !engine.test(&heard[i])) continue;
       heard_done[i] = 1;
       moved = true;
-      if (heard[i].status.ok())
+      if (heard[i].status.ok()) {
+        // Pass it on: the teller told only its own list, and members of
+        // ours outside it would wait for a record that never comes.
+        disagree = true;
         result = Error(XC_ERR_INVALID_USAGE,
                        "rank %d found that the members passed different lists of ranks with tag %d", list[i], tag);
+      }
     }
     if (!result.ok() || missing == 0) break;
     if (deadline.expired()) {
