@@ -5,7 +5,9 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace xc::device {
 namespace {
@@ -26,17 +28,25 @@ struct Mapped {
 std::map<std::pair<int32_t, uint64_t>, Mapped> g_mapped;  // (owner pid, buffer id) → base here
 uint64_t g_uses = 0;
 
-// Close the least recently used mappings no op holds, down to the cap. Under g_mu.
+// Close the least recently used mappings no op holds, down to the cap. Under
+// g_mu. The closing is left to a thread of its own: unmapping may wait for
+// the whole device, and the thread of an op holds a gate on its stream
+// that only it opens.
 void trim_locked() {
+  std::vector<Mapped> victims;
   while (g_mapped.size() > kMaxMapped) {
     auto victim = g_mapped.end();
     for (auto it = g_mapped.begin(); it != g_mapped.end(); ++it)
       if (it->second.users == 0 && (victim == g_mapped.end() || it->second.last_use < victim->second.last_use))
         victim = it;
-    if (victim == g_mapped.end()) return;  // every one is in use
-    (void)victim->second.dev->ipc_close(victim->second.base);
+    if (victim == g_mapped.end()) break;  // every one is in use
+    victims.push_back(victim->second);
     g_mapped.erase(victim);
   }
+  if (victims.empty()) return;
+  std::thread([victims] {
+    for (const Mapped &m : victims) (void)m.dev->ipc_close(m.base);
+  }).detach();
 }
 
 }  // namespace

@@ -46,12 +46,13 @@ Status JobEnv::finish_work() {
 
 Status JobEnv::scratch(size_t bytes, void **out) {
   if (*scratch_bytes_ < bytes) {
-    XC_TRY(finish_work());  // the old scratch may still be in use by queued work
-    if (*scratch_) (void)dev_->free(*scratch_);
-    *scratch_ = nullptr;
-    *scratch_bytes_ = 0;
-    XC_TRY(dev_->alloc(bytes, scratch_));
-    *scratch_bytes_ = bytes;
+    size_t grown = 1;
+    while (grown < bytes) grown *= 2;
+    void *p = nullptr;
+    XC_TRY(dev_->alloc(grown, &p));
+    if (*scratch_) outgrown_->push_back(*scratch_);  // queued work may still use it
+    *scratch_ = p;
+    *scratch_bytes_ = grown;
   }
   *out = *scratch_;
   return Status::Ok();
@@ -98,8 +99,10 @@ DeviceStream::~DeviceStream() {
     thread_.join();
   }
   if (flags_.host) {
-    // Open every gate still waiting, so the application's stream goes on.
+    // Open every gate still waiting, so the application's stream goes on:
+    // a gate kernel also looks at the abort word, a stream wait only at the flag.
     reinterpret_cast<std::atomic<uint32_t> *>(static_cast<char *>(flags_.host) + kAbortWord)->store(1);
+    reinterpret_cast<std::atomic<uint64_t> *>(released())->store(UINT64_MAX, std::memory_order_release);
   }
   if (work_) {
     gpu::Event *e = nullptr;
@@ -114,6 +117,7 @@ DeviceStream::~DeviceStream() {
     dev_->stream_release(user_);
   }
   if (scratch_) (void)dev_->free(scratch_);
+  for (void *p : outgrown_) (void)dev_->free(p);
   // Pinned flags are freed last: a gate on the user's stream may read them until it opens.
   if (flags_.host) dev_->flags_free(&flags_);
 }
@@ -181,6 +185,7 @@ void DeviceStream::run_one(Pending &p) {
   JobEnv env(dev_, work_, p.job.timeout_ms);
   env.scratch_ = &scratch_;
   env.scratch_bytes_ = &scratch_bytes_;
+  env.outgrown_ = &outgrown_;
   Status st = gpu::event_wait(dev_, p.ready, env.deadline());  // the op's inputs are ready
   if (st.ok()) st = p.job.run(env);
   Status drained = env.finish_work();  // also after a failure: nothing of ours writes on after the gate opens

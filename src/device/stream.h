@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "base/deadline.h"
 #include "base/status.h"
@@ -58,6 +59,9 @@ class JobEnv {
   // work must be over before the buffers it touches are let go.
   Status finish_work();
   // Device memory of at least bytes, the stream's to reuse for every job.
+  // Grown in powers of two; an outgrown one is kept until the stream goes
+  // (freeing device memory waits for the whole device, this stream's gate
+  // included, which only this thread opens).
   Status scratch(size_t bytes, void **out);
 
  private:
@@ -68,6 +72,7 @@ class JobEnv {
   Deadline deadline_;
   void **scratch_ = nullptr;
   size_t *scratch_bytes_ = nullptr;
+  std::vector<void *> *outgrown_ = nullptr;
 };
 
 struct Job {
@@ -117,6 +122,7 @@ class DeviceStream {
   gpu::SharedFlags flags_;       // [0] released seq, then the abort and expired words
   void *scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
+  std::vector<void *> outgrown_;  // earlier scratch, freed with the stream
   uint64_t longest_timeout_ms_ = 0;
 
   std::mutex enqueue_mu_;  // one enqueue at a time: seq, gate and queue in one order

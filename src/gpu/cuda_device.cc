@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "gpu/fatbin.h"
 #include "gpu/kernel_names.h"
@@ -37,6 +38,13 @@ constexpr unsigned kReduceThreads = 256;
 // Blocks per SM of a reduction: 4 × 256 threads keep every SM's memory
 // pipeline busy; more only queue behind them (the body loops over its share).
 constexpr unsigned kReduceBlocksPerSm = 4;
+
+// cudaMalloc may carve allocations under 2 MiB out of one larger block, and
+// CUDA IPC then shares (and maps at its own base) the whole block: a peer
+// would read at the wrong offset, and opening a second allocation of the
+// same block fails "already mapped". Allocations in multiples of 2 MiB are
+// blocks of their own (the CUDA programming guide's advice for IPC).
+constexpr size_t kIpcGranularity = size_t{2} << 20;
 
 // Unregistered host memory is an error to the driver, pinned host memory
 // is CU_MEMORYTYPE_HOST: both are host. Managed memory is reported as
@@ -177,7 +185,33 @@ Status CudaDevice::open(const void *fatbin) {
     module_ = nullptr;
     return std::move(s.with_context("loading the kernels (built for sm_80, sm_90 and compute_90 PTX)"));
   }
-  return check(cu_.module_get_function(&gate_, module_, kGateKernelName), "cuModuleGetFunction(xc_gate)");
+  XC_TRY(load_kernels());
+  // A stream wait holds no SM and, with several processes on one GPU, does
+  // not keep the GPU's time slice spinning the way a polling kernel does.
+  int mem_ops = 0;
+  wait_value_gates_ = cu_.stream_wait_value64 &&
+                      cu_.device_get_attribute(&mem_ops, kCuDeviceAttributeCanUse64BitStreamMemOps, dev_) ==
+                          kCudaSuccess &&
+                      mem_ops == 1;
+  return Status::Ok();
+}
+
+Status CudaDevice::load_kernels() {
+  XC_TRY(check(cu_.module_get_function(&gate_, module_, kGateKernelName), "cuModuleGetFunction(xc_gate)"));
+  std::vector<CUfunction> all{gate_};
+  for (int d = 0; d < reduce_table::kNumDtypes; ++d)
+    for (int o = 0; o < reduce_table::kNumOps; ++o) {
+      std::string name = reduce_kernel_name(static_cast<xc_dtype_t>(d), static_cast<xc_op_t>(o));
+      if (name.empty()) continue;
+      XC_TRY(check(cu_.module_get_function(&reduce_[d][o], module_, name.c_str()),
+                   ("cuModuleGetFunction(" + name + ")").c_str()));
+      all.push_back(reduce_[d][o]);
+    }
+  // Without cuFuncLoad (drivers before 12.4) the kernels load at their first
+  // launch, as lazy loading has it.
+  if (cu_.func_load)
+    for (CUfunction f : all) XC_TRY(check(cu_.func_load(f), "cuFuncLoad"));
+  return Status::Ok();
 }
 
 // Releases only what this device holds: the module and one reference to
@@ -215,10 +249,11 @@ Status CudaDevice::alloc(size_t bytes, void **out) {
   }
   XC_CUDA_SCOPE(scope);
   CUdeviceptr p = 0;
-  Status s = check(cu_.mem_alloc(&p, bytes), "cuMemAlloc");
+  size_t whole = (bytes + kIpcGranularity - 1) / kIpcGranularity * kIpcGranularity;
+  Status s = check(cu_.mem_alloc(&p, whole), "cuMemAlloc");
   if (!s.ok()) return std::move(s.with_context("allocating " + std::to_string(bytes) + " bytes"));
   std::lock_guard<std::mutex> lock(alloc_mu_);
-  allocations_[static_cast<uintptr_t>(p)] = bytes;
+  allocations_[static_cast<uintptr_t>(p)] = whole;
   *out = ptr(p);
   return Status::Ok();
 }
@@ -283,7 +318,23 @@ Status CudaDevice::ipc_open(const IpcHandle &h, int /*pid*/, void **base) {
   memcpy(handle.reserved, h.bytes, sizeof handle.reserved);
   XC_CUDA_SCOPE(scope);
   CUdeviceptr d = 0;
-  XC_TRY(check(cu_.ipc_open_mem_handle(&d, handle, kCuIpcMemLazyEnablePeerAccess), "cuIpcOpenMemHandle"));
+  CUresult rc = cu_.ipc_open_mem_handle(&d, handle, kCuIpcMemLazyEnablePeerAccess);
+  // Mapped whole, the allocation is as large here as at its owner; a
+  // sub-allocation maps its driver's whole block, larger, at the block's base.
+  CUdeviceptr mapped = 0;
+  size_t bytes = 0;
+  if (rc == kCudaSuccess && cu_.mem_get_address_range(&mapped, &bytes, d) == kCudaSuccess &&
+      (mapped != d || bytes != h.size)) {
+    (void)cu_.ipc_close_mem_handle(d);
+    rc = kCudaErrorAlreadyMapped;
+  }
+  if (rc == kCudaErrorAlreadyMapped)
+    return Error(XC_ERR_UNSUPPORTED,
+                 "a peer's device buffer (an allocation of %llu bytes) is part of a larger block of the CUDA "
+                 "allocator, which CUDA IPC can only share whole: allocate buffers that other ranks read with "
+                 "xc_mem_alloc_device, or with cudaMalloc in multiples of 2 MiB",
+                 static_cast<unsigned long long>(h.size));
+  XC_TRY(check(rc, "cuIpcOpenMemHandle"));
   *base = ptr(d);
   return Status::Ok();
 }
@@ -360,21 +411,6 @@ Status CudaDevice::copy_async(void *dst, const void *src, size_t bytes, Stream *
   return check(cu_.memcpy_async(dptr(dst), dptr(src), bytes, from_handle(s)->s), "cuMemcpyAsync");
 }
 
-Status CudaDevice::reduce_function(xc_dtype_t dtype, xc_op_t op, CUfunction *out) {
-  std::string name = reduce_kernel_name(dtype, op);
-  if (name.empty()) return Error(XC_ERR_INVALID_ARGUMENT, "no reduction kernel for dtype %d, op %d", static_cast<int>(dtype),
-                                   static_cast<int>(op));
-  std::atomic<CUfunction> &slot = reduce_[static_cast<size_t>(dtype)][static_cast<size_t>(op)];
-  CUfunction f = slot.load(std::memory_order_acquire);
-  if (!f) {
-    // Two threads may both look it up: they get the same function.
-    XC_TRY(check(cu_.module_get_function(&f, module_, name.c_str()), ("cuModuleGetFunction(" + name + ")").c_str()));
-    slot.store(f, std::memory_order_release);
-  }
-  *out = f;
-  return Status::Ok();
-}
-
 Status CudaDevice::launch_reduce(const kernels::ReduceArgs &args, Stream *s) {
   if (args.count == 0) return Status::Ok();
   if (args.nsrc < 1 || args.nsrc > kernels::kMaxSources)
@@ -383,7 +419,9 @@ Status CudaDevice::launch_reduce(const kernels::ReduceArgs &args, Stream *s) {
   // still summed, never refused.
   xc_op_t op = reduce_table::kernel_op(static_cast<xc_op_t>(args.op));
   CUfunction f = nullptr;
-  XC_TRY(reduce_function(static_cast<xc_dtype_t>(args.dtype), op, &f));
+  if (args.dtype >= 0 && args.dtype < reduce_table::kNumDtypes && op >= 0 && op < reduce_table::kNumOps)
+    f = reduce_[static_cast<size_t>(args.dtype)][static_cast<size_t>(op)];
+  if (!f) return Error(XC_ERR_INVALID_ARGUMENT, "no reduction kernel for dtype %d, op %d", args.dtype, args.op);
   uint64_t want = (args.count + kReduceThreads - 1) / kReduceThreads;
   unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(want, max_blocks_));
   // The arguments travel by value as the kernel's one parameter; the driver
@@ -394,10 +432,17 @@ Status CudaDevice::launch_reduce(const kernels::ReduceArgs &args, Stream *s) {
                "cuLaunchKernel(reduce)");
 }
 
-// One thread: the gate only polls a flag.
+// A stream wait on the flag where the device has 64-bit waits: it opens
+// only when the flag reaches the value, so whoever would open the gate on an
+// abort or at the deadline raises the flag instead (device/stream.cc does).
+// Otherwise the gate kernel: one thread polling the flag.
 Status CudaDevice::launch_gate(const kernels::GateArgs &args, Stream *s) {
-  void *params[] = {const_cast<kernels::GateArgs *>(&args)};
   XC_CUDA_SCOPE(scope);
+  if (wait_value_gates_)
+    return check(cu_.stream_wait_value64(from_handle(s)->s, dptr(const_cast<const uint64_t *>(args.flag)), args.value,
+                                         kCuStreamWaitValueGeq),
+                 "cuStreamWaitValue64");
+  void *params[] = {const_cast<kernels::GateArgs *>(&args)};
   return check(cu_.launch_kernel(gate_, 1, 1, 1, 1, 1, 1, 0, from_handle(s)->s, params, nullptr),
                "cuLaunchKernel(xc_gate)");
 }

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -87,7 +86,8 @@ class CudaDevice final : public Device {
   Status open(const void *fatbin);
   // XC_ERR_CUDA "<call> failed: <driver's text> (<code>)" unless rc is success.
   Status check(CUresult rc, const char *call) const;
-  Status reduce_function(xc_dtype_t dtype, xc_op_t op, CUfunction *out);
+  // Looks up and loads every reduction kernel (reduce_) and the gate.
+  Status load_kernels();
 
   const CudaDriver &cu_;
   const int ordinal_;
@@ -96,11 +96,15 @@ class CudaDevice final : public Device {
   CUmodule module_ = nullptr;
   CUfunction gate_ = nullptr;
   unsigned max_blocks_ = 1024;  // of a reduction: enough to fill every SM (open)
+  // Gates are stream waits on the flag (cuStreamWaitValue64) rather than
+  // the gate kernel: set by open where the driver and device offer them.
+  bool wait_value_gates_ = false;
 
-  // The reduction kernels, looked up on first use: with lazy loading (the
-  // driver's default since CUDA 12.2) a kernel never asked for is never
-  // loaded onto the GPU.
-  std::array<std::array<std::atomic<CUfunction>, reduce_table::kNumOps>, reduce_table::kNumDtypes> reduce_{};
+  // The reduction kernels, every one loaded onto the GPU by open. With lazy
+  // loading (the driver's default since CUDA 12.2) the first launch of a
+  // kernel may wait for the whole context to go idle, and a gate holding a
+  // stream until this very reduction is done would then never let it.
+  std::array<std::array<CUfunction, reduce_table::kNumOps>, reduce_table::kNumDtypes> reduce_{};
 
   std::mutex alloc_mu_;
   std::map<uintptr_t, size_t> allocations_;  // base -> bytes, of alloc

@@ -29,6 +29,9 @@ std::unique_ptr<CudaDriver> resolve_all(void *lib, std::string *missing) {
   }
   XC_CUDA_DRIVER_ENTRIES(XC_CUDA_DRIVER_RESOLVE)
 #undef XC_CUDA_DRIVER_RESOLVE
+#define XC_CUDA_DRIVER_OPTIONAL(field, plain, symbol) (void)resolve(lib, symbol, &d->field);
+  XC_CUDA_DRIVER_OPTIONAL_ENTRIES(XC_CUDA_DRIVER_OPTIONAL)
+#undef XC_CUDA_DRIVER_OPTIONAL
   return d;
 }
 

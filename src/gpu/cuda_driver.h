@@ -36,6 +36,9 @@ constexpr unsigned kCuEventDisableTiming = 2;       // CU_EVENT_DISABLE_TIMING
 constexpr unsigned kCuMemhostallocPortable = 1;     // CU_MEMHOSTALLOC_PORTABLE
 constexpr unsigned kCuMemhostallocDevicemap = 2;    // CU_MEMHOSTALLOC_DEVICEMAP
 constexpr int kCuDeviceAttributeMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr int kCuDeviceAttributeCanUse64BitStreamMemOps = 122;  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+constexpr unsigned kCuStreamWaitValueGeq = 0;       // CU_STREAM_WAIT_VALUE_GEQ
+constexpr CUresult kCudaErrorAlreadyMapped = 208;   // CUDA_ERROR_ALREADY_MAPPED
 
 // The entry points: (field of CudaDriver, the name cuda.h declares, the
 // symbol that name is #defined to and that is looked up). The _v2 symbols
@@ -75,6 +78,12 @@ constexpr int kCuDeviceAttributeMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUT
   X(module_get_function, cuModuleGetFunction, "cuModuleGetFunction")                        \
   X(launch_kernel, cuLaunchKernel, "cuLaunchKernel")
 
+// Entry points a driver may lack (nullptr then): newer than the oldest
+// driver xcomm runs on, each with a way around it.
+#define XC_CUDA_DRIVER_OPTIONAL_ENTRIES(X)                                      \
+  X(stream_wait_value64, cuStreamWaitValue64, "cuStreamWaitValue64_v2") /* 11.7 */ \
+  X(func_load, cuFuncLoad, "cuFuncLoad")                                 /* 12.4 */
+
 // The driver's entry points; a driver missing one is refused whole.
 struct CudaDriver {
   std::string name;  // the library loaded
@@ -110,6 +119,9 @@ struct CudaDriver {
   CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
   CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                             CUstream, void **, void **);
+  // Optional (XC_CUDA_DRIVER_OPTIONAL_ENTRIES): nullptr where the driver lacks them.
+  CUresult (*stream_wait_value64)(CUstream, CUdeviceptr, unsigned long long, unsigned) = nullptr;
+  CUresult (*func_load)(CUfunction) = nullptr;
 
   // "out of memory (2)"; never empty, also for a code the driver does not know.
   std::string error(CUresult rc) const;

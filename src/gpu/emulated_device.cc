@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -67,7 +68,16 @@ struct Stream {
       fn();
       lk.lock();
       ++finished;
+      cv.notify_all();  // for wait_for_work (device free)
     }
+  }
+
+ public:
+  // Until the work submitted so far has run.
+  void wait_for_work() {
+    std::unique_lock<std::mutex> lk(mu);
+    uint64_t target = submitted;
+    cv.wait(lk, [&] { return finished >= target; });
   }
 };
 
@@ -120,7 +130,14 @@ class EmulatedDevice final : public Device {
     return Status::Ok();
   }
 
+  // As cuMemFree: the work queued on every stream of the device runs first,
+  // so a free on a thread that a queued gate waits for never returns (the
+  // gate's own deadline aside), on this device as on a GPU.
   Status free(void *p) override {
+    {
+      std::lock_guard<std::mutex> streams(streams_mu_);
+      for (Stream *s : streams_) s->wait_for_work();
+    }
     std::lock_guard<std::mutex> g(mu_);
     auto it = regions_.find(reinterpret_cast<uintptr_t>(p));
     if (it == regions_.end() || it->second.mapped)
@@ -181,23 +198,38 @@ class EmulatedDevice final : public Device {
 
   Status stream_create(Stream **out) override {
     *out = new Stream();
+    std::lock_guard<std::mutex> g(streams_mu_);
+    streams_.insert(*out);
     return Status::Ok();
   }
 
   // The application's stream of that value: one per value, alive for the process.
   Status stream_wrap(void *native, Stream **out) override {
-    std::lock_guard<std::mutex> g(mu_);
-    auto &s = wrapped_[native];
-    if (!s) {
-      s = std::make_unique<Stream>();
-      s->wrapped = true;
+    Stream *made = nullptr;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      auto &s = wrapped_[native];
+      if (!s) {
+        s = std::make_unique<Stream>();
+        s->wrapped = true;
+        made = s.get();
+      }
+      *out = s.get();
     }
-    *out = s.get();
+    if (made) {
+      std::lock_guard<std::mutex> g(streams_mu_);
+      streams_.insert(made);
+    }
     return Status::Ok();
   }
 
   void stream_release(Stream *s) override {
-    if (s && !s->wrapped) delete s;
+    if (!s || s->wrapped) return;
+    {
+      std::lock_guard<std::mutex> g(streams_mu_);
+      streams_.erase(s);
+    }
+    delete s;
   }
 
   Status stream_query(Stream *s, bool *idle) override {
@@ -266,6 +298,8 @@ class EmulatedDevice final : public Device {
   std::mutex mu_;
   std::map<uintptr_t, Region> regions_;
   std::unordered_map<void *, std::unique_ptr<Stream>> wrapped_;
+  std::mutex streams_mu_;  // held alone: free waits for the streams' work under it
+  std::set<Stream *> streams_;  // every live stream, wrapped ones included
   uint64_t next_id_ = 1;
   std::atomic<bool> live_{false};
 };

@@ -46,6 +46,7 @@ static struct {
   dev_cuda_intp_fn device_count;
   dev_cuda_streamp_fn stream_create;
   dev_cuda_stream_fn stream_destroy;
+  dev_cuda_stream_fn stream_synchronize;
   dev_cuda_errstr_fn error_string;
   uintptr_t next_fake_stream;
 } dev_state;
@@ -91,10 +92,12 @@ static inline void dev_setup(xc_comm_t comm) {
   dev_state.device_count = (dev_cuda_intp_fn)dlsym(dev_state.lib, "cudaGetDeviceCount");
   dev_state.stream_create = (dev_cuda_streamp_fn)dlsym(dev_state.lib, "cudaStreamCreate");
   dev_state.stream_destroy = (dev_cuda_stream_fn)dlsym(dev_state.lib, "cudaStreamDestroy");
+  dev_state.stream_synchronize = (dev_cuda_stream_fn)dlsym(dev_state.lib, "cudaStreamSynchronize");
   dev_state.error_string = (dev_cuda_errstr_fn)dlsym(dev_state.lib, "cudaGetErrorString");
   if (!dev_state.memcpy_ || !dev_state.set_device || !dev_state.device_count || !dev_state.stream_create ||
-      !dev_state.stream_destroy)
-    dev_skip("libcudart lacks cudaMemcpy/cudaSetDevice/cudaGetDeviceCount/cudaStreamCreate/cudaStreamDestroy");
+      !dev_state.stream_destroy || !dev_state.stream_synchronize)
+    dev_skip("libcudart lacks cudaMemcpy/cudaSetDevice/cudaGetDeviceCount/cudaStreamCreate/cudaStreamDestroy/"
+             "cudaStreamSynchronize");
   {
     int count = 0, local = 0;
     if (dev_state.device_count(&count) != 0 || count <= 0) dev_skip("XC_DEVICE=cuda but no CUDA device");
@@ -138,12 +141,16 @@ static inline xc_stream_t dev_stream(xc_comm_t comm) {
 }
 
 /* host -> device and device -> host (synchronous; the streams of xcomm are
-   not involved: synchronise them first). */
+   not involved: synchronise them first). cudaMemcpy from pageable host
+   memory returns once the bytes are staged, before they land: the legacy
+   stream is synchronised after it, or an op on a non-blocking stream could
+   run before the data arrives (and peers read the previous case's bytes). */
 static inline void dev_put(void *dev, const void *host, size_t bytes) {
   if (bytes == 0) return;
-  if (dev_state.cuda)
+  if (dev_state.cuda) {
     dev_cuda_check(dev_state.memcpy_(dev, host, bytes, DEV_CUDA_MEMCPY_DEFAULT), "cudaMemcpy(to device)");
-  else
+    dev_cuda_check(dev_state.stream_synchronize(NULL), "cudaStreamSynchronize(legacy stream)");
+  } else
     memcpy(dev, host, bytes);
 }
 

@@ -27,6 +27,9 @@ static_assert(g::kCuEventDisableTiming == CU_EVENT_DISABLE_TIMING);
 static_assert(g::kCuMemhostallocPortable == CU_MEMHOSTALLOC_PORTABLE);
 static_assert(g::kCuMemhostallocDevicemap == CU_MEMHOSTALLOC_DEVICEMAP);
 static_assert(g::kCuDeviceAttributeMultiprocessorCount == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+static_assert(g::kCuDeviceAttributeCanUse64BitStreamMemOps == CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS);
+static_assert(g::kCuStreamWaitValueGeq == CU_STREAM_WAIT_VALUE_GEQ);
+static_assert(g::kCudaErrorAlreadyMapped == CUDA_ERROR_ALREADY_MAPPED);
 static_assert(sizeof(g::CUresult) == sizeof(CUresult));
 static_assert(sizeof(g::CUdeviceptr) == sizeof(CUdeviceptr));
 static_assert(sizeof(g::CUipcMemHandle) == sizeof(CUipcMemHandle));
@@ -73,6 +76,7 @@ struct SameShape<R1 (*)(A1...), R2 (*)(A2...)> {
   static_assert(SameShape<decltype(g::CudaDriver::field), decltype(&::plain)>::value,        \
                 "CudaDriver::" #field " differs from cuda.h's " #plain);
 XC_CUDA_DRIVER_ENTRIES(XC_ABI_SHAPE)
+XC_CUDA_DRIVER_OPTIONAL_ENTRIES(XC_ABI_SHAPE)
 #undef XC_ABI_SHAPE
 
 }  // namespace
@@ -82,5 +86,6 @@ void cuda_driver_matches_cuda_h(void **) {
   if (strcmp(XC_ABI_EXPANDED(plain), symbol) != 0)                                             \
     fail_msg("CudaDriver::%s looks up %s, cuda.h calls %s", #field, symbol, XC_ABI_EXPANDED(plain));
   XC_CUDA_DRIVER_ENTRIES(XC_ABI_SYMBOL)
+  XC_CUDA_DRIVER_OPTIONAL_ENTRIES(XC_ABI_SYMBOL)
 #undef XC_ABI_SYMBOL
 }

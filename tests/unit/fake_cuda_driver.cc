@@ -8,6 +8,7 @@
 //
 // FAKE_CUDA_COUNT  devices (default 1)
 // FAKE_CUDA_SMS    multiprocessors per device (default 2)
+// FAKE_CUDA_MEMOPS 1: the device has 64-bit stream memory operations (default 0)
 // FAKE_CUDA_FAIL   "symbol=code,...": those entry points fail with that code
 // The test reads and steers the rest through the fake_cuda_* functions.
 #include <cstdint>
@@ -52,6 +53,12 @@ struct Launch {
   unsigned char params[sizeof(xc::kernels::ReduceArgs)];
 };
 Launch last_launch;
+struct Wait {
+  void *stream = nullptr;
+  unsigned long long addr = 0, value = 0;
+  unsigned flags = 0;
+};
+Wait last_wait;
 
 int env_int(const char *name, int fallback) {
   const char *v = getenv(name);
@@ -119,6 +126,15 @@ const char *fake_cuda_last_launch(unsigned grid[3], unsigned block[3], void **st
   return last_launch.name.c_str();
 }
 
+// The last stream wait (cuStreamWaitValue64): its stream, address, value and flags.
+void fake_cuda_last_wait(void **stream, unsigned long long *addr, unsigned long long *value, unsigned *flags) {
+  std::lock_guard<std::mutex> lock(mu);
+  *stream = last_wait.stream;
+  *addr = last_wait.addr;
+  *value = last_wait.value;
+  *flags = last_wait.flags;
+}
+
 // ---- the driver ---------------------------------------------------------------
 CUresult cuInit(unsigned) {
   FAKE_ENTRY("cuInit");
@@ -128,7 +144,7 @@ CUresult cuInit(unsigned) {
 CUresult cuGetErrorString(CUresult rc, const char **s) {
   static const std::map<int, const char *> text = {
       {0, "no error"}, {1, "invalid argument"}, {2, "out of memory"}, {100, "no CUDA-capable device is detected"},
-      {200, "device kernel image is invalid"}, {209, "no kernel image is available for execution on the device"},
+      {200, "device kernel image is invalid"}, {208, "resource already mapped"}, {209, "no kernel image is available for execution on the device"},
       {500, "named symbol not found"}, {600, "device not ready"}, {700, "an illegal memory access was encountered"},
       {999, "unknown error"}};
   auto it = text.find(rc);
@@ -152,8 +168,9 @@ CUresult cuDeviceGet(int *dev, int ordinal) {
 
 CUresult cuDeviceGetAttribute(int *v, int attr, int) {
   FAKE_ENTRY("cuDeviceGetAttribute");
-  if (attr != 16) return kInvalidValue;  // multiprocessors: the only one asked
-  *v = env_int("FAKE_CUDA_SMS", 2);
+  if (attr == 16) *v = env_int("FAKE_CUDA_SMS", 2);  // multiprocessors
+  else if (attr == 122) *v = env_int("FAKE_CUDA_MEMOPS", 0);  // 64-bit stream memory operations
+  else return kInvalidValue;
   return kSuccess;
 }
 
@@ -374,6 +391,18 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
   const auto *mod = static_cast<const Module *>(m);
   if (!memmem(mod->image, mod->bytes, name, strlen(name) + 1)) return kNotFound;
   *f = new std::string(name);  // never freed: a function outlives its module in no test
+  return kSuccess;
+}
+
+CUresult cuFuncLoad(void *f) {
+  FAKE_ENTRY("cuFuncLoad");
+  return f ? kSuccess : kInvalidValue;
+}
+
+CUresult cuStreamWaitValue64_v2(void *stream, unsigned long long addr, unsigned long long value, unsigned flags) {
+  FAKE_ENTRY("cuStreamWaitValue64_v2");
+  if (!in_context()) return kInvalidContext;
+  last_wait = Wait{stream, addr, value, flags};
   return kSuccess;
 }
 

@@ -87,7 +87,7 @@ Launch last_launch() {
   return l;
 }
 
-const char *const kVars[] = {"XC_CUDA_LIBRARY", "FAKE_CUDA_COUNT", "FAKE_CUDA_SMS", "FAKE_CUDA_FAIL"};
+const char *const kVars[] = {"XC_CUDA_LIBRARY", "FAKE_CUDA_COUNT", "FAKE_CUDA_SMS", "FAKE_CUDA_FAIL", "FAKE_CUDA_MEMOPS"};
 
 int clean_env(void **) {
   for (const char *v : kVars) unsetenv(v);
@@ -352,7 +352,7 @@ void fake_ipc(void **) {
   int made = counter("cuIpcGetMemHandle");
   ASSERT_OK(d->ipc_export(static_cast<char *>(p) + 100, &h, &offset));
   assert_int_equal(offset, 100);
-  assert_int_equal(h.size, 4096);
+  assert_int_equal(h.size, 2 << 20);  // whole 2 MiB: never a sub-allocation of the driver's
   assert_int_equal(counter("cuIpcGetMemHandle"), made + 1);
   xc::gpu::IpcHandle again;
   ASSERT_OK(d->ipc_export(p, &again, &offset));
@@ -367,6 +367,18 @@ void fake_ipc(void **) {
   assert_int_equal(counter("live_ipc_maps"), 1);
   ASSERT_OK(d->ipc_close(mapped));
   assert_int_equal(counter("live_ipc_maps"), 0);
+
+  // A peer's sub-allocation: mapped, its block is larger than the allocation
+  // the peer described; and a second allocation of a block already mapped.
+  // Both refused with the reason, nothing left mapped.
+  xc::gpu::IpcHandle part = h;
+  part.size = 4096;
+  expect_error(d->ipc_open(part, 1234, &mapped), XC_ERR_UNSUPPORTED,
+               "a peer's device buffer (an allocation of 4096 bytes) is part of a larger block");
+  assert_int_equal(counter("live_ipc_maps"), 0);
+  setenv("FAKE_CUDA_FAIL", "cuIpcOpenMemHandle_v2=208", 1);
+  expect_error(d->ipc_open(h, 1234, &mapped), XC_ERR_UNSUPPORTED, "a peer's device buffer");
+  unsetenv("FAKE_CUDA_FAIL");
 
   // Memory the application allocated, freed and allocated again at the same
   // address (the fake reuses a freed block of the same size): a new buffer
@@ -552,7 +564,47 @@ void fake_launch_gate(void **) {
   }
   assert_ptr_equal(l.stream, reinterpret_cast<void *>(0x5));  // the wrapped stream itself
   assert_memory_equal(l.params, &g, sizeof g);
+  assert_int_equal(counter("cuStreamWaitValue64_v2"), 0);
   d->flags_free(&flags);
+  d->stream_release(s);
+
+  // With 64-bit stream memory operations: a stream wait on the flag, no kernel.
+  setenv("FAKE_CUDA_MEMOPS", "1", 1);
+  std::unique_ptr<Device> w = fake_device();
+  ASSERT_OK(w->stream_wrap(reinterpret_cast<void *>(0x6), &s));
+  ASSERT_OK(w->flags_alloc(64, &flags));
+  g.flag = static_cast<const volatile uint64_t *>(flags.dev);
+  int launches = counter("cuLaunchKernel");
+  ASSERT_OK(w->launch_gate(g, s));
+  assert_int_equal(counter("cuLaunchKernel"), launches);
+  void *stream = nullptr;
+  unsigned long long addr = 0, value = 0;
+  unsigned wait_flags = 99;
+  fake_fn<void (*)(void **, unsigned long long *, unsigned long long *, unsigned *)>("fake_cuda_last_wait")(
+      &stream, &addr, &value, &wait_flags);
+  assert_ptr_equal(stream, reinterpret_cast<void *>(0x6));
+  assert_true(addr == reinterpret_cast<uintptr_t>(flags.dev));
+  assert_true(value == 7);
+  assert_int_equal(wait_flags, 0);  // CU_STREAM_WAIT_VALUE_GEQ
+  setenv("FAKE_CUDA_FAIL", "cuStreamWaitValue64_v2=1", 1);
+  expect_error(w->launch_gate(g, s), XC_ERR_CUDA, "cuStreamWaitValue64 failed: invalid argument (1)");
+  unsetenv("FAKE_CUDA_FAIL");
+  w->flags_free(&flags);
+  w->stream_release(s);
+}
+
+// Every kernel is loaded when the device is made (cuFuncLoad), none at its
+// first launch: lazy loading may wait for the context to go idle, which a
+// gate holding a stream for that very kernel would never let it.
+void fake_kernels_loaded_up_front(void **) {
+  int loads = counter("cuFuncLoad");
+  std::unique_ptr<Device> d = fake_device();
+  assert_int_equal(counter("cuFuncLoad") - loads, static_cast<int>(all_kernel_names().size()));
+  int lookups = counter("cuModuleGetFunction");
+  xc::gpu::Stream *s = nullptr;
+  ASSERT_OK(d->stream_create(&s));
+  ASSERT_OK(d->launch_reduce(reduce_args(XC_BFLOAT16, XC_MAX, 8), s));
+  assert_int_equal(counter("cuModuleGetFunction"), lookups);
   d->stream_release(s);
 }
 
@@ -618,6 +670,7 @@ int main() {
       cmocka_unit_test_setup(fake_copy, clean_env),
       cmocka_unit_test_setup(fake_launch_reduce, clean_env),
       cmocka_unit_test_setup(fake_launch_gate, clean_env),
+      cmocka_unit_test_setup(fake_kernels_loaded_up_front, clean_env),
       cmocka_unit_test_setup(fake_flags, clean_env),
       cmocka_unit_test_setup(fake_other_thread, clean_env),
   };
