@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <string>
 
 namespace xc::coll {
 
@@ -12,9 +13,31 @@ namespace xc::coll {
 // docs/shm-collectives.md).
 constexpr int kShmMateSpins = 300;
 
-Status shm_slow_wait_check(CollContext &c, const ShmState & /*st*/, const char *what) {
+namespace {
+
+// ": rank 2 never arrived at it" / ": ranks 2, 3 never arrived at it" /
+// ": every rank arrived at it", for this rank's current shared-memory op.
+// Ranks are the segment's: the communicator's own, or in a phase of a
+// hierarchical op, its host's ranks in the op (said so).
+std::string who_never_arrived(const ShmState &st, size_t members) {
+  uint64_t s = st.op;
+  std::string late;
+  int n = 0;
+  for (int q = 0; q < st.nranks; ++q)
+    if (st.arrival(q, s).flag.load(std::memory_order_acquire) < s) {
+      late += (n++ ? ", " : "") + std::to_string(q);
+    }
+  if (n == 0) return ": every rank arrived at it";
+  std::string ranks = static_cast<size_t>(st.nranks) == members ? "rank" : "this host's rank";
+  return ": " + ranks + (n > 1 ? "s " : " ") + late + " never arrived at it";
+}
+
+}  // namespace
+
+Status shm_slow_wait_check(CollContext &c, const ShmState &st, const char *what) {
   if (c.deadline().expired())
-    return Error(XC_ERR_TIMEOUT, "shared-memory collective timed out waiting for %s (op #%d)", what, c.seq());
+    return Error(XC_ERR_TIMEOUT, "shared-memory collective timed out waiting for %s (op #%d)%s", what, c.seq(),
+                 who_never_arrived(st, (*c.op_members())->size()).c_str());
   // Looking for dead peers first takes in what they sent before they went
   // (a MISMATCH frame, say); the news of the op is asked for before a gone
   // peer is blamed: a member that found this op mismatched, reported it,
