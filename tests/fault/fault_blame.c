@@ -3,6 +3,7 @@
      fault_blame mismatch          (under xcrun, 2 ranks; driven by fault_blame.sh)
      fault_blame splitkill DIR     (N ranks started with torchrun's variables, not
                                     by xcrun: nothing sweeps /dev/shm after them)
+     fault_blame setupgone DIR     (as splitkill)
      fault_blame chaos DIR         (under xcrun, 3+ ranks; XC_TEST_SEED picks the
                                     victim and the moment)
 
@@ -20,6 +21,14 @@
    name; the others start 1.5 s later, so they attach to a segment whose
    creator is dead, and must fail with XC_ERR_PEER_FAILED and leave no
    /dev/shm/xcomm-<job>-* behind (the script checks that).
+
+   setupgone: the last rank dies right after the world is duplicated; rank 0
+   starts the dup's first collective, creates its segment, sends its name,
+   finds the death while waiting for the others to map it, fails and removes
+   the segment, then says so (DIR/rank0.done). Only then do the other
+   survivors start the collective: they find the segment gone and must fail
+   within PROMPT_MS with XC_ERR_PEER_FAILED naming the dead rank, not wait
+   out the deadline for a report that never comes (seen in chaos, seed 12).
 
    chaos: every rank loops over mixed ops on three communicators (the world,
    a dup and a split of it, all with the world's numbering): a ring exchange
@@ -170,6 +179,41 @@ static int run_splitkill(void) {
   return 0;
 }
 
+/* ---- setupgone ------------------------------------------------------------------ */
+
+static int run_setupgone(void) {
+  int rank, size;
+  xc_comm_t world = init_world(&rank, &size);
+  MP_ASSERT(size >= 3, "setupgone needs 3+ ranks");
+  int victim = size - 1;
+  xc_comm_t dup;
+  MP_CHECK(xc_comm_dup(world, &dup));
+  if (rank == victim) raise(SIGKILL);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/rank0.done", verdict_dir);
+  if (rank != 0) { /* until rank 0 gave the op up (and removed the segment) */
+    int64_t until = verdict_now_ns() + (int64_t)TIMEOUT_MS * 1000000;
+    while (access(path, F_OK) != 0 && verdict_now_ns() < until) sleep_ms(5);
+    MP_ASSERT(access(path, F_OK) == 0, "rank 0 never said it gave up");
+  }
+  int32_t v[4] = {rank, rank, rank, rank}, out[4];
+  int64_t t0 = verdict_now_ns();
+  xc_result_t rc = xc_allreduce(v, out, 4, XC_INT32, XC_SUM, dup);
+  int64_t ms = (verdict_now_ns() - t0) / 1000000;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", xc_last_error());
+  if (rank == 0) verdict_write_file("rank0.done", "%d\n", (int)rc);
+  printf("rank %d: the dup's first allreduce -> %d after %lld ms (%s)\n", rank, (int)rc, (long long)ms, msg);
+  xc_comm_free(dup);
+  xc_comm_free(world);
+  if (rc != XC_ERR_PEER_FAILED || !names_rank(msg, victim) || ms > PROMPT_MS) {
+    fprintf(stderr, "rank %d: want XC_ERR_PEER_FAILED naming rank %d within %d ms, got %d after %lld ms: %s\n", rank,
+            victim, PROMPT_MS, (int)rc, (long long)ms, msg);
+    return 1;
+  }
+  return 0;
+}
+
 /* ---- chaos ---------------------------------------------------------------------- */
 
 static void *kill_later(void *arg) {
@@ -311,10 +355,14 @@ int main(int argc, char **argv) {
     verdict_dir = argv[2];
     return run_splitkill();
   }
+  if (argc >= 3 && strcmp(argv[1], "setupgone") == 0) {
+    verdict_dir = argv[2];
+    return run_setupgone();
+  }
   if (argc >= 3 && strcmp(argv[1], "chaos") == 0) {
     verdict_dir = argv[2];
     return run_chaos();
   }
-  fprintf(stderr, "usage: fault_blame mismatch | splitkill DIR | chaos DIR\n");
+  fprintf(stderr, "usage: fault_blame mismatch | splitkill DIR | setupgone DIR | chaos DIR\n");
   return 2;
 }

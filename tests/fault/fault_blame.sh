@@ -4,8 +4,8 @@
 # fault_blame.sh mismatch  XCRUN PROG
 #   8 jobs of `xcrun -n 2 PROG mismatch`: each must exit 0 (rank 0 got the
 #   mismatch, not a peer failure for rank 1's clean exit).
-# fault_blame.sh splitkill XCRUN PROG N
-#   N ranks of `PROG splitkill DIR` started here with torchrun's variables
+# fault_blame.sh splitkill|setupgone XCRUN PROG N
+#   N ranks of `PROG MODE DIR` started here with torchrun's variables
 #   (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and XC_JOB_ID: no xcrun, so
 #   no sweep of /dev/shm. The last rank must die by SIGKILL, the others exit
 #   0, and no /dev/shm/xcomm-<job>-* may be left.
@@ -64,7 +64,7 @@ mismatch)
     fi
   done
   ;;
-splitkill)
+splitkill | setupgone)
   job="blame$$x$RANDOM"
   port=$((20000 + (RANDOM % 20000)))
   mkdir "$tmp/job"
@@ -72,7 +72,7 @@ splitkill)
   for ((r = 0; r < N; ++r)); do
     env -u XC_RANK -u XC_SIZE -u XC_STORE_ADDR RANK=$r WORLD_SIZE=$N LOCAL_RANK=$r LOCAL_WORLD_SIZE=$N \
       MASTER_ADDR=127.0.0.1 MASTER_PORT=$port XC_JOB_ID=$job \
-      timeout -s KILL 50 "$PROG" splitkill "$tmp/job" </dev/null >"$tmp/out$r" 2>&1 &
+      timeout -s KILL 50 "$PROG" "$MODE" "$tmp/job" </dev/null >"$tmp/out$r" 2>&1 &
     pids+=($!)
   done
   for ((r = 0; r < N; ++r)); do

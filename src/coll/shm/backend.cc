@@ -59,12 +59,21 @@ bool probe_cma(ShmState &st, int r) {
 }
 
 // Rank 0 unlinks the segment once every rank mapped it, or when it gave up
-// the op, as when a member met it with another op and reported that: a rank
-// that finds it gone waits (within the op's deadline) for such a report and
-// fails with it, else with why the segment could not be opened.
+// the op: a member met it with another op and reported that, or a member
+// died. A rank that finds it gone waits (within the op's deadline) for such
+// a report, or for a member to be found dead (named as the cause, as rank 0
+// named it), and fails with that, else with why the segment could not be
+// opened.
 Status segment_gone(CollContext &c, Status failed) {
+  const std::vector<int> &members = **c.op_members();
   for (;;) {
     XC_TRY(c.interrupted());
+    int dead = c.engine().first_failed(members);
+    for (size_t r = 0; dead >= 0 && r < members.size(); ++r)
+      if (members[r] == dead)
+        return Error(XC_ERR_PEER_FAILED,
+                     "rank %zu failed during a shared-memory collective (op #%d, setting up its segment)", r,
+                     c.seq());
     if (c.deadline().expired())
       return std::move(failed.with_context("shared-memory collectives (rank 0 removed the segment)"));
     cpu_yield();
