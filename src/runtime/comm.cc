@@ -60,7 +60,7 @@ Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int m
   if (!team.one_host)
     for (int m : *comm->members) team.hosts.push_back(comm->fabric->host_of(m));
   algo::add_backends(team, &comm->backends);  // each set up by the first op that uses it
-  XC_TRY(trace_make_recorder(comm->fabric->engine().thread_safe(), &comm->recorder));
+  XC_TRY(trace_make_recorder(&comm->recorder));
   xc_comm_s *raw = comm.get();
   comm->executor = comm->fabric->engine().thread_safe() ? make_worker_executor(raw) : make_inline_executor(raw);
   trace_register(raw);  // SIGUSR2 dumps it

@@ -23,8 +23,9 @@ namespace xc {
 
 namespace {
 
-// Depth beyond which a ring is more memory than a trace is worth (~230
-// bytes a slot: 1 Mi slots are 230 MB per communicator).
+// Depth beyond which a ring is more memory than a trace is worth (256
+// bytes a slot: 1 Mi slots are 256 MiB per communicator; the default 64
+// are 16 KiB).
 constexpr int64_t kMaxDepth = 1 << 20;
 
 int64_t clock_ns(clockid_t id) {
@@ -195,11 +196,11 @@ Dumper &dumper() {
 
 }  // namespace
 
-Status trace_make_recorder(bool concurrent, std::unique_ptr<FlightRecorder> *out) {
+Status trace_make_recorder(std::unique_ptr<FlightRecorder> *out) {
   int64_t depth = 0;
   XC_TRY(env_int("XC_TRACE_DEPTH", &depth));
   if (depth > kMaxDepth) depth = kMaxDepth;  // the registry's range says so already
-  out->reset(depth > 0 ? new FlightRecorder(static_cast<size_t>(depth), concurrent) : nullptr);
+  out->reset(depth > 0 ? new FlightRecorder(static_cast<size_t>(depth)) : nullptr);
   return Status::Ok();
 }
 
@@ -236,7 +237,7 @@ Status trace_dump(const xc_comm_s *comm, const std::string &path, const char *re
     add_str(&text, "dtype", dtype_name(dtype));
     add_str(&text, "redop", op_name(static_cast<xc_op_t>(e.op.redop)));
     add_int(&text, "root", e.op.root);
-    add_uint(&text, "bytes", e.op.bytes ? e.op.bytes : e.op.count * dtype_size(dtype));
+    add_uint(&text, "bytes", e.op.count * dtype_size(dtype));
     add_str(&text, "state", trace_state_name(e.state));
     add_int(&text, "start_ns", e.start_ns);
     add_int(&text, "end_ns", e.end_ns);
@@ -268,7 +269,7 @@ void trace_install_signal() { dumper().install(); }
 
 void trace_failed(xc_comm_s *comm, int seq, const Status &st) {
   FlightRecorder *r = comm->recorder.get();
-  if (r) r->end(static_cast<uint64_t>(seq), st.code(), st.message().c_str(), trace_ticks());
+  if (r) r->end(static_cast<uint64_t>(seq), st.code(), st.message().c_str(), trace_now_precise());
   if (st.code() != XC_ERR_TIMEOUT && st.code() != XC_ERR_PEER_FAILED) return;
   // The first such failure says who is behind; the ops that fail after it
   // on the broken communicator add nothing (a dump on request still can).

@@ -17,7 +17,7 @@
 namespace xc {
 
 // A recorder for a new communicator: XC_TRACE_DEPTH slots, nullptr when 0.
-Status trace_make_recorder(bool concurrent, std::unique_ptr<FlightRecorder> *out);
+Status trace_make_recorder(std::unique_ptr<FlightRecorder> *out);
 
 // XC_TRACE_DIR/xcomm-trace.<job or pid>.<comm name>.r<rank>.jsonl, or ""
 // when XC_TRACE_DIR is not set.
@@ -51,14 +51,13 @@ inline void trace_begin(xc_comm_s *comm, int seq, const CollDesc &d, TraceState 
   op.dtype = static_cast<int32_t>(d.dtype);
   op.redop = static_cast<int32_t>(d.op);
   op.root = d.root;
-  op.bytes = 0;  // count x the dtype's size, worked out by the dump
-  r->begin(op, state, trace_ticks());
+  r->begin(op, state, trace_now());
 }
 inline void trace_running(xc_comm_s *comm, int seq) {
-  if (FlightRecorder *r = comm->recorder.get()) r->running(static_cast<uint64_t>(seq), trace_ticks());
+  if (FlightRecorder *r = comm->recorder.get()) r->running(static_cast<uint64_t>(seq), trace_now());
 }
 inline void trace_done(xc_comm_s *comm, int seq) {
-  if (FlightRecorder *r = comm->recorder.get()) r->end(static_cast<uint64_t>(seq), 0, nullptr, trace_ticks());
+  if (FlightRecorder *r = comm->recorder.get()) r->end(static_cast<uint64_t>(seq), 0, nullptr, trace_now());
 }
 // The op failed with st (its own message, before the op's name is put in
 // front): recorded, and on XC_ERR_TIMEOUT or XC_ERR_PEER_FAILED the
