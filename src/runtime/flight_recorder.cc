@@ -28,7 +28,6 @@ const char *trace_state_name(TraceState state) {
   return "?";
 }
 
-int64_t trace_now() { return clock_ns(CLOCK_MONOTONIC_COARSE); }
 int64_t trace_now_precise() { return clock_ns(CLOCK_MONOTONIC); }
 
 FlightRecorder::FlightRecorder(size_t depth) : depth_(depth) {

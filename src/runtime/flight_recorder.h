@@ -20,6 +20,8 @@
 // division, finds the slot); a dump shows the N most recent.
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -58,7 +60,11 @@ struct TraceEntry {
 // rdtsc and ~25 ns for a precise clock_gettime: a recorder that answers "who
 // is behind, since when" needs milliseconds, not nanoseconds. A failure,
 // whose end orders "who failed first" across ranks, reads the precise one.
-int64_t trace_now();
+inline int64_t trace_now() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 int64_t trace_now_precise();
 
 class FlightRecorder {
