@@ -217,6 +217,10 @@ void report(const std::string &comm, std::map<int64_t, const Dump *> &ranks) {
   }
   std::string head = "comm '" + comm + "': ";
   std::string opname = "op #" + std::to_string(newest) + " (" + op + ")";
+  // Ranks without a dump may be anywhere: say so rather than speak for them.
+  std::string every = missing.empty() ? "every rank" : "every rank that left a dump";
+  std::string all = missing.empty() ? "all ranks" : "all ranks that left a dump";
+  std::string tail = missing.empty() ? "" : "; " + ranks_text(missing) + " left no dump";
   if (!behind.empty()) {
     bool one = behind.size() == 1;
     std::string what;
@@ -226,17 +230,17 @@ void report(const std::string &comm, std::map<int64_t, const Dump *> &ranks) {
       what = "that " + ranks_text(ahead) + " failed: " + first_failed->last()->message;
     else
       what = "that " + ranks_text(ahead) + " entered";
-    printf("%s%s %s behind: %s never entered %s %s\n", head.c_str(), ranks_text(behind).c_str(), one ? "is" : "are",
-           one ? "it" : "they", opname.c_str(), what.c_str());
+    printf("%s%s %s behind: %s never entered %s %s%s\n", head.c_str(), ranks_text(behind).c_str(),
+           one ? "is" : "are", one ? "it" : "they", opname.c_str(), what.c_str(), tail.c_str());
   } else if (!failed.empty()) {
-    printf("%severy rank entered %s; rank %lld failed it first: %s\n", head.c_str(), opname.c_str(),
-           static_cast<long long>(first_failed->rank), first_failed->last()->message.c_str());
+    printf("%s%s entered %s; rank %lld failed it first: %s%s\n", head.c_str(), every.c_str(), opname.c_str(),
+           static_cast<long long>(first_failed->rank), first_failed->last()->message.c_str(), tail.c_str());
   } else if (!in_it.empty()) {
-    printf("%severy rank entered %s; %s %s still in it%s%s\n", head.c_str(), opname.c_str(), ranks_text(in_it).c_str(),
-           in_it.size() == 1 ? "is" : "are", finished.empty() ? "" : ", finished by ",
-           finished.empty() ? "" : ranks_text(finished).c_str());
+    printf("%s%s entered %s; %s %s still in it%s%s%s\n", head.c_str(), every.c_str(), opname.c_str(),
+           ranks_text(in_it).c_str(), in_it.size() == 1 ? "is" : "are", finished.empty() ? "" : ", finished by ",
+           finished.empty() ? "" : ranks_text(finished).c_str(), tail.c_str());
   } else {
-    printf("%sall ranks idle at %s\n", head.c_str(), opname.c_str());
+    printf("%s%s idle at %s%s\n", head.c_str(), all.c_str(), opname.c_str(), tail.c_str());
   }
 }
 

@@ -2,6 +2,7 @@
 
      trace behind EXPLICIT_DIR   (3 ranks; XC_TRACE_DIR and a small XC_TIMEOUT set)
      trace depth WANT FILE       (any ranks; XC_TRACE_DEPTH set by the script)
+     trace kill                  (3 ranks under --keep-going; XC_TRACE_DIR set)
 
    behind: every rank runs 5 allreduces and dumps its recorder explicitly
    to EXPLICIT_DIR/r<rank>.jsonl (checked here: a header and 5 entries, all
@@ -11,6 +12,10 @@
    XC_TRACE_DIR on their own. Rank 2 then sends itself SIGUSR2: its dump
    must appear in XC_TRACE_DIR within 5 s (it polls). trace.sh runs xc-trace
    on XC_TRACE_DIR and checks the verdict names rank 2 and the 6th op.
+
+   kill: 5 allreduces, then rank 2 SIGKILLs itself and ranks 0 and 1 start
+   a 6th: it must fail with XC_ERR_PEER_FAILED, and the dump in
+   XC_TRACE_DIR (reason "peer_failed") must hold it, failed, after the 5.
 
    depth: 5 allreduces, then xc_comm_trace_dump(FILE.r<rank>) must hold WANT
    entries; with XC_TRACE_DIR unset a NULL path must be
@@ -156,6 +161,33 @@ static int behind(const char *explicit_dir) {
   return 0;
 }
 
+static int killed(void) {
+  xc_comm_t world;
+  MP_CHECK(xc_init(NULL, &world));
+  MP_CHECK(xc_comm_rank(world, &mp_rank));
+  const char *trace_dir = getenv("XC_TRACE_DIR");
+  MP_ASSERT(trace_dir && *trace_dir, "XC_TRACE_DIR is not set");
+  allreduces(world, 5);
+  if (mp_rank == 2) raise(SIGKILL);
+  int v = 1, sum = 0;
+  xc_result_t rc = xc_allreduce(&v, &sum, 1, XC_INT32, XC_SUM, world);
+  MP_ASSERT(rc == XC_ERR_PEER_FAILED, "the 6th allreduce returned %d (%s), want XC_ERR_PEER_FAILED", (int)rc,
+            xc_last_error());
+  char path[4096], suffix[64], line[4096];
+  snprintf(suffix, sizeof suffix, ".world.r%d.jsonl", mp_rank);
+  MP_ASSERT(find_file(trace_dir, suffix, path, sizeof path), "no dump ending in %s in %s after the peer failure",
+            suffix, trace_dir);
+  FILE *f = fopen(path, "r");
+  MP_ASSERT(f && fgets(line, sizeof line, f) && strstr(line, "\"reason\":\"peer_failed\""),
+            "%s: the header does not say peer_failed: %s", path, line);
+  fclose(f);
+  int n = count_entries(path, NULL);
+  MP_ASSERT(n == 6, "%s holds %d entries, want 6", path, n);
+  printf("rank %d: %s\n", mp_rank, xc_last_error());
+  xc_comm_free(world);
+  return 0;
+}
+
 static int depth(int want, const char *file) {
   xc_comm_t world;
   MP_CHECK(xc_init(NULL, &world));
@@ -179,6 +211,7 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc == 3 && strcmp(argv[1], "behind") == 0) return behind(argv[2]);
   if (argc == 4 && strcmp(argv[1], "depth") == 0) return depth(atoi(argv[2]), argv[3]);
-  fprintf(stderr, "usage: trace behind EXPLICIT_DIR | trace depth WANT FILE\n");
+  if (argc == 2 && strcmp(argv[1], "kill") == 0) return killed();
+  fprintf(stderr, "usage: trace behind EXPLICIT_DIR | trace depth WANT FILE | trace kill\n");
   return 2;
 }

@@ -6,6 +6,11 @@
 #   Then xc-trace on XC_TRACE_DIR must exit 0 and say that rank 2 is behind
 #   and never entered the op that ranks 0 and 1 failed, by the number their
 #   dumps give it; and xc-trace on a missing or malformed file must exit 1.
+# trace.sh kill XCRUN PROG XC_TRACE
+#   `xcrun --keep-going -n 3 PROG kill` with XC_TRACE_DIR set: rank 2 is
+#   SIGKILLed before the 6th allreduce; ranks 0 and 1 fail it with
+#   XC_ERR_PEER_FAILED and dump (trace.c checks). xc-trace must exit 0, show
+#   op #N failed on ranks 0 and 1 and say that rank 2 left no dump.
 # trace.sh depth XCRUN PROG
 #   `xcrun -n 2 PROG depth WANT FILE` with XC_TRACE_DEPTH 3 (3 entries kept
 #   of 5), 0 (none) and unset (all 5), XC_TRACE_DIR unset.
@@ -71,6 +76,31 @@ behind)
   rc=$?
   [ "$rc" -eq 1 ] && grep -q "not a flight recorder header" "$tmp/v4" ||
     fail "xc-trace on a malformed file exited $rc: $(cat "$tmp/v4")"
+  ;;
+kill)
+  mkdir "$tmp/trace"
+  XC_TRACE_DIR="$tmp/trace" timeout -s KILL 60 "$XCRUN" --keep-going -n 3 "$PROG" kill </dev/null >"$tmp/out" 2>&1
+  rc=$?
+  echo "xcrun exited $rc:"
+  indent <"$tmp/out"
+  [ "$rc" -eq 137 ] || fail "the job exited $rc, want 137 (rank 2's SIGKILL)"
+  grep -q '^xcrun: rank 2 (pid [0-9]*) was killed by signal 9' "$tmp/out" || fail "xcrun does not name rank 2's SIGKILL"
+  for r in 0 1; do
+    grep -q "^rank $r: " "$tmp/out" || fail "rank $r did not pass its checks"
+  done
+  [ -z "$(ls "$tmp/trace" | grep '\.r2\.jsonl$')" ] || fail "a dump of the killed rank"
+  last=$(tail -n 1 "$tmp/trace"/xcomm-trace.*.world.r0.jsonl)
+  seq=$(sed -n 's/^{"seq":\([0-9]*\),.*/\1/p' <<<"$last")
+  "$XC_TRACE_BIN" "$tmp/trace" >"$tmp/verdict" 2>&1
+  rc=$?
+  echo "xc-trace exited $rc:"
+  indent <"$tmp/verdict"
+  [ "$rc" -eq 0 ] || fail "xc-trace exited $rc, want 0"
+  grep -q "^  rank 0: op #$seq (allreduce) failed, .*status -6: " "$tmp/verdict" ||
+    fail "rank 0's line does not show op #$seq failed with XC_ERR_PEER_FAILED"
+  grep -q "^  rank 2 left no dump$" "$tmp/verdict" || fail "xc-trace does not say rank 2 left no dump"
+  grep -q "^comm 'world': every rank that left a dump entered op #$seq (allreduce); rank [01] failed it first: .*; rank 2 left no dump$" \
+    "$tmp/verdict" || fail "the verdict does not say every rank that left a dump failed op #$seq"
   ;;
 depth)
   for d in 3 0 unset; do
