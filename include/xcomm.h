@@ -196,6 +196,21 @@ xc_result_t xc_comm_local_size(xc_comm_t comm, int *size);
    XC_SUCCESS. Never blocks. */
 xc_result_t xc_comm_get_async_error(xc_comm_t comm, xc_result_t *err);
 
+/* Write comm's flight recorder to the file path: its last XC_TRACE_DEPTH
+   collectives (default 64) with sequence number ("op #N" of error
+   messages), op, count, dtype, reduction op, root, bytes, state (enqueued,
+   running, done, failed), start and end times and, for a failed one, its
+   status and the first 120 characters of its message; one JSON object per
+   line after a header line (job, rank, communicator, host, pid, clocks).
+   xc-trace reads such files from every rank and says who is behind. path
+   NULL: XC_TRACE_DIR/xcomm-trace.<job>.<comm name>.r<rank>.jsonl (the
+   name of the dumps written on a timeout or a peer failure and on
+   SIGUSR2); XC_ERR_INVALID_ARGUMENT when XC_TRACE_DIR is not set either.
+   The file is written under a temporary name and renamed. Local; never
+   waits for other ranks; works on an aborted or revoked communicator.
+   Thread safety: safe, also while other threads run ops on comm. */
+xc_result_t xc_comm_trace_dump(xc_comm_t comm, const char *path);
+
 #define XC_UNDEFINED (-32766) /* color: join no group; *out becomes NULL */
 
 /* MPI_Comm_split: ranks with the same color form a communicator, ordered by

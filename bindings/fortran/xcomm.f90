@@ -198,7 +198,7 @@ module xcomm
   public :: xc_init, xc_get_unique_id, xc_comm_init_rank, xc_comm_free, xc_comm_abort
   public :: xc_comm_rank, xc_comm_size, xc_comm_local_rank, xc_comm_local_size
   public :: xc_comm_get_async_error, xc_comm_split, xc_comm_split_groups, xc_comm_dup
-  public :: xc_comm_create_group
+  public :: xc_comm_create_group, xc_comm_trace_dump
   public :: xc_comm_revoke, xc_comm_agree, xc_comm_get_failed, xc_comm_shrink, xc_comm_grow
   public :: xc_send, xc_recv, xc_sendrecv, xc_isend, xc_irecv, xc_wait, xc_test, xc_waitall
   public :: xc_barrier, xc_broadcast, xc_allreduce, xc_allgather
@@ -483,6 +483,12 @@ module xcomm
       import :: c_int, c_ptr
       type(c_ptr), value :: comm
     end function c_xc_comm_revoke
+
+    integer(c_int) function c_xc_comm_trace_dump(comm, path) bind(c, name='xc_comm_trace_dump')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: comm
+      type(c_ptr), value :: path
+    end function c_xc_comm_trace_dump
 
     integer(c_int) function c_xc_comm_agree(comm, flag) bind(c, name='xc_comm_agree')
       import :: c_int, c_ptr
@@ -1442,6 +1448,28 @@ contains
     integer, intent(out), optional :: ierr
     call finish(c_xc_comm_dup(comm%ptr, newcomm), 'xc_comm_dup', ierr)
   end subroutine xc_comm_dup
+
+  !> Write comm's flight recorder (its last XC_TRACE_DEPTH collectives) to
+  !> the file path; without path, to the file XC_TRACE_DIR names (ierr
+  !> XC_ERR_INVALID_ARGUMENT when XC_TRACE_DIR is not set either). xc-trace
+  !> reads these files. Local; works on an aborted or revoked communicator.
+  subroutine xc_comm_trace_dump(comm, path, ierr)
+    type(xc_comm), intent(in) :: comm
+    character(len=*), intent(in), optional :: path
+    integer, intent(out), optional :: ierr
+    character(kind=c_char), allocatable, target :: cpath(:)
+    integer :: i
+    if (present(path)) then
+      allocate(cpath(len(path) + 1))
+      do i = 1, len(path)
+        cpath(i) = path(i:i)
+      end do
+      cpath(len(path) + 1) = c_null_char
+      call finish(c_xc_comm_trace_dump(comm%ptr, c_loc(cpath)), 'xc_comm_trace_dump', ierr)
+    else
+      call finish(c_xc_comm_trace_dump(comm%ptr, c_null_ptr), 'xc_comm_trace_dump', ierr)
+    end if
+  end subroutine xc_comm_trace_dump
 
   ! ==== fault tolerance (xcomm.h: revoke, agree, get_failed, shrink, grow) ========
 

@@ -1,5 +1,6 @@
 // Entry points that make, inspect and free communicators.
 #include "api/api_support.h"
+#include "runtime/trace_dump.h"
 
 using xc::Error;
 using xc::Status;
@@ -84,6 +85,21 @@ XC_EXPORT xc_result_t xc_comm_get_async_error(xc_comm_t comm, xc_result_t *err) 
     Status st = check_query(comm, err, "err");
     if (st.ok()) *err = xc::comm_async_error(comm);
     return finish("xc_comm_get_async_error", st);
+  })
+}
+
+XC_EXPORT xc_result_t xc_comm_trace_dump(xc_comm_t comm, const char *path) {
+  XC_API_GUARD("xc_comm_trace_dump", {
+    // Any valid handle: a broken, aborted or revoked communicator is what one dumps.
+    Status st = xc::check_comm(comm);
+    if (st.ok()) {
+      std::string file = path ? std::string(path) : xc::trace_default_path(comm);
+      if (file.empty())
+        st = Error(XC_ERR_INVALID_ARGUMENT, "path is NULL and XC_TRACE_DIR is not set: no file to write the trace to");
+      else
+        st = xc::trace_dump(comm, file, "request");
+    }
+    return finish("xc_comm_trace_dump", st);
   })
 }
 

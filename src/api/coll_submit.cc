@@ -8,6 +8,7 @@
 #include "api/api_support.h"
 #include "api/group.h"
 #include "runtime/coll_task.h"
+#include "runtime/trace_dump.h"
 
 namespace xc::api {
 
@@ -17,8 +18,13 @@ namespace {
 xc_result_t run_inline(const char *fn, xc_comm_t comm, const CollDesc &desc) {
   coll::CollContext c = make_coll_context(comm);
   c.set_signature(coll_signature(desc), &desc);
+  trace_begin(comm, c.seq(), desc, TraceState::kRunning);
   Status st = algo::run_collective(c, desc);
-  if (st.ok()) return ok();  // no Status copy on the success path
+  if (st.ok()) {
+    trace_done(comm, c.seq());
+    return ok();  // no Status copy on the success path
+  }
+  trace_failed(comm, c.seq(), st);
   return finish_op(fn, coll_op_error(std::move(st), fn, comm, c.seq()));
 }
 

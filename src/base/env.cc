@@ -96,6 +96,10 @@ const std::vector<EnvVar> &env_registry() {
        "Path of the CUDA driver library to load (default: libcuda.so.1 by the loader's search)."},
       {"XC_ALGO", "", EnvType::kText,
        "Force collective algorithms: a name for every op that has it (ring) and/or op=name items, comma-separated (allreduce=ring,alltoall=bruck). Names: those of the algorithm table, which xc-info prints with each op's choices (docs/collectives.md)."},
+      {"XC_TRACE_DEPTH", "64", EnvType::kInt,
+       "Collectives each communicator's flight recorder keeps (the last N, for dumps and xc-trace); 0 records nothing.", 0, 1 << 20},
+      {"XC_TRACE_DIR", "", EnvType::kText,
+       "Directory for flight recorder dumps: written when a collective times out or a peer fails, on SIGUSR2, and by xc_comm_trace_dump with no path."},
       {"XC_CPU_ISA", "", EnvType::kChoice,
        "Force the host reduction kernels' instruction set: scalar, avx2 or avx512 (default: the best this CPU has).", 0, 0, "scalar|avx2|avx512"},
   };

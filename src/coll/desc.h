@@ -34,8 +34,30 @@ enum class CollKind : uint8_t {
 };
 constexpr int kCollKindCount = 16;
 
-// "allreduce", ... (the API name without xc_).
-const char *coll_kind_name(CollKind kind);
+// "allreduce", ... (the API name without xc_). Inline: the flight recorder
+// names every op it records.
+inline const char *coll_kind_name(CollKind kind) {
+  switch (kind) {
+    case CollKind::kBarrier: return "barrier";
+    case CollKind::kBroadcast: return "broadcast";
+    case CollKind::kReduce: return "reduce";
+    case CollKind::kAllreduce: return "allreduce";
+    case CollKind::kAllgather: return "allgather";
+    case CollKind::kAllgatherv: return "allgatherv";
+    case CollKind::kGather: return "gather";
+    case CollKind::kGatherv: return "gatherv";
+    case CollKind::kScatter: return "scatter";
+    case CollKind::kScatterv: return "scatterv";
+    case CollKind::kReduceScatter: return "reduce_scatter";
+    case CollKind::kReduceScatterv: return "reduce_scatterv";
+    case CollKind::kAlltoall: return "alltoall";
+    case CollKind::kAlltoallv: return "alltoallv";
+    case CollKind::kScan: return "scan";
+    case CollKind::kExscan: return "exscan";
+  }
+  return "?";
+}
+
 // True for the ops that take a reduction op.
 bool coll_kind_reduces(CollKind kind);
 // gatherv, scatterv, alltoallv: not every rank knows the sizes (only the

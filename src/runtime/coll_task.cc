@@ -5,6 +5,7 @@
 
 #include "algo/collective.h"
 #include "runtime/comm.h"
+#include "runtime/trace_dump.h"
 
 namespace xc {
 
@@ -27,6 +28,7 @@ CollTask::CollTask(const char *fn, xc_comm_s *comm, CollDesc desc)
     : fn_(fn), desc_(std::move(desc)), ctx_(make_coll_context(comm)), timeout_ms_(comm->timeout_ms) {
   ctx_.set_signature(coll_signature(desc_), &desc_);
   where_ = "op #" + std::to_string(ctx_.seq()) + " on comm '" + comm->name + "', rank " + std::to_string(comm->rank);
+  trace_begin(comm, ctx_.seq(), desc_, TraceState::kEnqueued);
 }
 
 void CollTask::run(xc_comm_s *comm) {
@@ -36,7 +38,12 @@ void CollTask::run(xc_comm_s *comm) {
     started_at_ = Deadline::Clock::now();
   }
   ctx_.set_deadline(Deadline::AfterMs(timeout_ms_));
+  trace_running(comm, ctx_.seq());
   Status st = algo::run_collective(ctx_, desc_);
+  if (st.ok())
+    trace_done(comm, ctx_.seq());
+  else
+    trace_failed(comm, ctx_.seq(), st);
   complete(coll_op_error(std::move(st), fn_, comm, ctx_.seq()));
 }
 
@@ -46,6 +53,7 @@ void CollTask::fail(xc_comm_s *comm, const Status &why) {
     started_ = true;
     started_at_ = Deadline::Clock::now();
   }
+  trace_failed(comm, ctx_.seq(), why);
   complete(coll_op_error(why, fn_, comm, ctx_.seq()));
 }
 

@@ -17,6 +17,7 @@
 #include "bootstrap/launcher.h"
 #include "bootstrap/unique_id.h"
 #include "runtime/device_ops.h"
+#include "runtime/trace_dump.h"
 #include "coll/desc.h"
 
 namespace xc {
@@ -59,8 +60,10 @@ Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int m
   if (!team.one_host)
     for (int m : *comm->members) team.hosts.push_back(comm->fabric->host_of(m));
   algo::add_backends(team, &comm->backends);  // each set up by the first op that uses it
+  XC_TRY(trace_make_recorder(&comm->recorder));
   xc_comm_s *raw = comm.get();
   comm->executor = comm->fabric->engine().thread_safe() ? make_worker_executor(raw) : make_inline_executor(raw);
+  trace_register(raw);  // SIGUSR2 dumps it
   *out = comm.release();
   return Status::Ok();
 }
@@ -478,6 +481,7 @@ Status comm_init_world(const xc_config_t *user_cfg, xc_comm_s **out) {
   std::vector<int> members(static_cast<size_t>(li.size));
   for (int r = 0; r < li.size; ++r) members[static_cast<size_t>(r)] = r;
   XC_INFO("world of %d ranks started by %s", li.size, li.launcher.c_str());
+  trace_install_signal();
   return make_comm(std::move(fabric), std::move(members), li.rank, 0, cfg, "world", out);
 }
 
@@ -518,6 +522,7 @@ Status comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, const xc_c
   XC_TRY(Fabric::create(setup, &fabric));
   std::vector<int> members(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) members[static_cast<size_t>(r)] = r;
+  trace_install_signal();
   return make_comm(std::move(fabric), std::move(members), rank, 0, cfg, "comm", out);
 }
 
@@ -695,6 +700,7 @@ Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, co
 Status comm_dup(xc_comm_s *comm, xc_comm_s **out) { return comm_split(comm, 0, comm->rank, nullptr, out); }
 
 Status comm_free(xc_comm_s *comm) {
+  trace_unregister(comm);      // no SIGUSR2 dump from here on
   comm->executor->shutdown();  // started collectives finish (or time out) first; a worker is joined
   device_ops_finish(comm);     // and the device ops it enqueued
   // Synchronise so no rank tears down while a peer still needs its messages;
@@ -732,6 +738,7 @@ Status comm_free(xc_comm_s *comm) {
   // queue were ~850 of the ~1.2 KB a freed communicator kept.
   comm->executor.reset();
   comm->device_error.reset();
+  comm->recorder.reset();
   std::string().swap(comm->name);
   return closing;
 }

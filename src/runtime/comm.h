@@ -18,6 +18,7 @@
 #include "device/stream.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
+#include "runtime/flight_recorder.h"
 #include "xcomm.h"
 
 constexpr uint32_t kCommMagic = 0x434f4d31;  // "COM1"
@@ -42,6 +43,11 @@ struct xc_comm_s {
   std::string name;
   std::atomic<bool> aborted{false};
   std::atomic<uint64_t> coll_seq{0};
+  // Its last XC_TRACE_DEPTH collectives (runtime/flight_recorder.h); null
+  // when XC_TRACE_DEPTH is 0. trace_dumped: a timeout or peer failure was
+  // dumped already (runtime/trace_dump.h).
+  std::unique_ptr<xc::FlightRecorder> recorder;
+  std::atomic<bool> trace_dumped{false};
   // The collective backends its members share (shared memory when all are
   // on this host; algo/backends.h decides).
   xc::coll::BackendSet backends;

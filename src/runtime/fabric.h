@@ -79,6 +79,8 @@ class Fabric {
     *generation = claims_[ctx]++;
     return true;
   }
+  // rank 0's job id (names shared memory and trace files); may be empty.
+  const std::string &job_id() const { return job_id_; }
   void release_context(uint64_t ctx) {
     std::lock_guard<std::mutex> lock(claimed_mu_);
     claimed_.erase(ctx);

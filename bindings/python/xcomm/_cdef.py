@@ -109,6 +109,7 @@ xc_result_t xc_comm_size(xc_comm_t comm, int *size);
 xc_result_t xc_comm_local_rank(xc_comm_t comm, int *rank);
 xc_result_t xc_comm_local_size(xc_comm_t comm, int *size);
 xc_result_t xc_comm_get_async_error(xc_comm_t comm, xc_result_t *err);
+xc_result_t xc_comm_trace_dump(xc_comm_t comm, const char *path);
 xc_result_t xc_comm_split(xc_comm_t parent, int color, int key, const xc_config_t *cfg, xc_comm_t *out);
 xc_result_t xc_comm_split_groups(xc_comm_t parent, int ngroups, const int *group_sizes, const int *ranks,
                                  const xc_config_t *cfg, xc_comm_t *out);

@@ -1,6 +1,7 @@
 """Comm: a communicator (xc_comm_t) and the functions that make one."""
 
 import operator
+import os
 import threading
 
 from ._cdef import DEFINES
@@ -147,6 +148,19 @@ class Comm(PointToPoint, Collectives):
         err = ffi.new("xc_result_t *")
         check(lib.xc_comm_get_async_error(self._h(), err))
         return None if err[0] == lib.XC_SUCCESS else error_for(err[0], strerror(err[0]))
+
+    def trace_dump(self, path=None):
+        """Write this communicator's flight recorder (its last XC_TRACE_DEPTH
+        collectives; docs/design.md "Flight recorder") to path, a str or
+        os.PathLike; None: the file XC_TRACE_DIR names (xcomm.Error when
+        XC_TRACE_DIR is not set either). xc-trace reads such files from every
+        rank. Local, never waits for other ranks; works on an aborted or
+        revoked communicator."""
+        if path is None:
+            c_path = ffi.NULL
+        else:
+            c_path = ffi.new("char[]", os.fsencode(path))
+        check(lib.xc_comm_trace_dump(self._h(), c_path))
 
     # ---- fault tolerance (docs/fault-tolerance.md) ------------------------------------
 

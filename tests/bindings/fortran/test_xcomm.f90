@@ -35,6 +35,7 @@ program test_xcomm
   call test_create_group()
   call test_dup()
   call test_fault_tolerance()
+  call test_trace_dump()
   call test_unique_id()
   call test_memory()
   call test_abort()
@@ -1065,6 +1066,39 @@ contains
     call check(total == nranks * (nranks + 1) / 2, 'an allreduce on the grown communicator')
     call xc_comm_free(grown)
   end subroutine test_fault_tolerance
+
+  ! xc_comm_trace_dump: a header line and one line per allreduce; no path
+  ! and no XC_TRACE_DIR is an error.
+  subroutine test_trace_dump()
+    type(xc_comm) :: d
+    character(len=64) :: path
+    character(len=4096) :: line
+    integer :: total, i, unit, ios, nlines, ierr
+    call xc_comm_dup(world, d)
+    do i = 1, 3
+      call xc_allreduce(rank + 1, total, 1, XC_INT32, XC_SUM, d)
+    end do
+    write(path, '(a, i0, a, i0, a)') 'fortran_trace.', rank, '.', nranks, '.jsonl'
+    call xc_comm_trace_dump(d, trim(path))
+    open(newunit=unit, file=trim(path), status='old', action='read', iostat=ios)
+    call check(ios == 0, 'xc_comm_trace_dump wrote the file')
+    nlines = 0
+    do
+      read(unit, '(a)', iostat=ios) line
+      if (ios /= 0) exit
+      nlines = nlines + 1
+      if (nlines > 1) call check(index(line, '"op":"allreduce"') > 0 .and. index(line, '"state":"done"') > 0, &
+                                 'a trace entry is a finished allreduce')
+    end do
+    close(unit, status='delete')
+    call check(nlines == 4, 'the trace holds a header and 3 entries')
+    call get_environment_variable('XC_TRACE_DIR', length=i)
+    if (i == 0) then
+      call xc_comm_trace_dump(d, ierr=ierr)
+      call check_rc(ierr, XC_ERR_INVALID_ARGUMENT, 'xc_comm_trace_dump with no path and no XC_TRACE_DIR')
+    end if
+    call xc_comm_free(d)
+  end subroutine test_trace_dump
 
   subroutine test_unique_id()
     type(xc_unique_id) :: id

@@ -1,7 +1,10 @@
 """Communicators: queries, split, split_groups, dup isolation, unique id +
-init_rank, context manager, abort and async errors, options."""
+init_rank, context manager, abort and async errors, options, trace dumps."""
 
+import json
 import os
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
@@ -199,3 +202,29 @@ def test_config_options(world):
         world.split(0, config={"name": "x"})
     with pytest.raises(ValueError, match="timeout_ms"):
         world.split(0, timeout_ms=-1)
+
+
+def test_trace_dump(world, rank):
+    d = world.dup()
+    for _ in range(3):
+        d.allreduce(np.ones(4, dtype=np.float32))
+    tmp = tempfile.mkdtemp()
+    try:
+        path = os.path.join(tmp, "trace.jsonl")
+        d.trace_dump(path)
+        with open(path) as f:
+            lines = [json.loads(line) for line in f]
+        assert lines[0]["xcomm_trace"] == 1 and lines[0]["rank"] == rank and lines[0]["size"] == d.size
+        entries = lines[1:]
+        assert len(entries) == 3
+        assert [e["op"] for e in entries] == ["allreduce"] * 3
+        assert all(e["state"] == "done" and e["count"] == 4 and e["dtype"] == "float32" and e["bytes"] == 16
+                   for e in entries)
+        assert entries[0]["seq"] < entries[1]["seq"] < entries[2]["seq"]
+        if not os.environ.get("XC_TRACE_DIR"):
+            with pytest.raises(xcomm.Error) as info:
+                d.trace_dump()
+            assert "XC_TRACE_DIR" in info.value.message
+    finally:
+        shutil.rmtree(tmp)
+    d.free()

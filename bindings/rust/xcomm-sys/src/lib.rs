@@ -261,6 +261,8 @@ functions! {
     pub fn xc_comm_local_size(comm: xc_comm_t, size: *mut c_int) -> xc_result_t;
     /// The first asynchronous error seen on comm, or XC_SUCCESS. Never blocks.
     pub fn xc_comm_get_async_error(comm: xc_comm_t, err: *mut xc_result_t) -> xc_result_t;
+    /// Write comm's flight recorder to `path` (NULL: the file XC_TRACE_DIR names). Local.
+    pub fn xc_comm_trace_dump(comm: xc_comm_t, path: *const c_char) -> xc_result_t;
     /// MPI_Comm_split. Collective over parent; `cfg` may be NULL.
     pub fn xc_comm_split(parent: xc_comm_t, color: c_int, key: c_int, cfg: *const xc_config_t,
                          out: *mut xc_comm_t) -> xc_result_t;

@@ -337,6 +337,25 @@ impl Comm {
         Ok((err != sys::XC_SUCCESS).then(|| Error::new(err, "")))
     }
 
+    /// Write this communicator's flight recorder (its last `XC_TRACE_DEPTH`
+    /// collectives; docs/design.md "Flight recorder") to `path`; `None`: the
+    /// file `XC_TRACE_DIR` names (`XC_ERR_INVALID_ARGUMENT` when that is not
+    /// set either, or when `path` holds a NUL byte). `xc-trace` reads such
+    /// files from every rank. Local, never waits for other ranks; works on an
+    /// aborted or revoked communicator.
+    pub fn trace_dump(&self, path: Option<&std::path::Path>) -> Result<()> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = match path {
+            Some(p) => Some(std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|_| {
+                Error::new(sys::XC_ERR_INVALID_ARGUMENT, "the trace path holds a NUL byte")
+            })?),
+            None => None,
+        };
+        let p = c.as_ref().map_or(ptr::null(), |c| c.as_ptr());
+        // Not through call(): it may be called inside a group too.
+        check(locked(self.serialized, || unsafe { sys::xc_comm_trace_dump(self.raw, p) }))
+    }
+
     fn split_impl(&self, color: i32, key: i32, cfg: Option<&Config>) -> Result<Option<Comm>> {
         let c = cfg.map(Config::raw).transpose()?;
         let mut out = ptr::null_mut();

@@ -38,6 +38,7 @@
 //! [`Comm::init_rank`], `xc_comm_free` `Drop`/[`Comm::free`], `xc_comm_abort`
 //! [`Comm::abort`], `xc_comm_rank`/`size`/`local_rank`/`local_size`
 //! [`Comm::rank`] ..., `xc_comm_get_async_error` [`Comm::async_error`],
+//! `xc_comm_trace_dump` [`Comm::trace_dump`],
 //! `xc_comm_split` [`Comm::split`], `xc_comm_split_groups`
 //! [`Comm::split_groups`], `xc_comm_create_group` [`Comm::create_group`],
 //! `xc_comm_dup` [`Comm::dup`], `xc_comm_revoke` [`Comm::revoke`],

@@ -216,3 +216,28 @@ fn device_api_answers_with_or_without_a_device() {
     let e = world.bind_stream(None, Bind::Peer(-3)).expect_err("a negative peer");
     assert_eq!(e.code, sys::XC_ERR_INVALID_ARGUMENT);
 }
+
+#[test]
+fn trace_dump_writes_the_recorder() {
+    let c = own_comm();
+    let mut v = [1.0f32; 4];
+    for _ in 0..3 {
+        c.allreduce_in_place(&mut v, Op::Sum).expect("allreduce");
+    }
+    let path = std::env::temp_dir().join(format!("xcomm-rust-trace-{}.jsonl", std::process::id()));
+    c.trace_dump(Some(&path)).expect("trace_dump");
+    let text = std::fs::read_to_string(&path).expect("the dump");
+    std::fs::remove_file(&path).ok();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("{\"xcomm_trace\":1,"), "{}", lines[0]);
+    assert_eq!(lines.len(), 4, "a header and 3 entries: {text}");
+    for l in &lines[1..] {
+        assert!(l.contains("\"op\":\"allreduce\"") && l.contains("\"state\":\"done\"") && l.contains("\"count\":4,"), "{l}");
+    }
+    if std::env::var_os("XC_TRACE_DIR").is_none() {
+        let err = c.trace_dump(None).expect_err("no path and no XC_TRACE_DIR");
+        assert_eq!(err.code, xcomm::sys::XC_ERR_INVALID_ARGUMENT);
+        assert!(err.message.contains("XC_TRACE_DIR"), "{err:?}");
+    }
+    c.free().expect("free");
+}
