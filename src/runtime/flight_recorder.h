@@ -48,7 +48,7 @@ struct TraceOp {
 struct TraceEntry {
   TraceOp op;
   TraceState state = TraceState::kEnqueued;
-  int64_t start_ns = 0;  // steady clock (to ~1 us; trace_now's resolution); 0: not started
+  int64_t start_ns = 0;  // steady clock, at trace_now's resolution; 0: not started
   int64_t end_ns = 0;    // 0: not ended
   int32_t status = 0;    // xc_result_t when failed
   char message[121] = {};  // the failure's first 120 characters
