@@ -35,7 +35,13 @@ struct Block {
 };
 std::map<uintptr_t, Block> device_mem;    // allocations, by base
 std::map<uintptr_t, size_t> pinned_mem;   // cuMemHostAlloc memory
-std::multimap<size_t, uintptr_t> freed;   // freed device blocks, reused by size as a driver would
+// Freed device blocks, reused by size as a driver would; released at exit.
+struct FreedBlocks : std::multimap<size_t, uintptr_t> {
+  ~FreedBlocks() {
+    for (auto &b : *this) free(reinterpret_cast<void *>(b.second));
+  }
+};
+FreedBlocks freed;
 unsigned long long next_buffer_id = 1;
 int refs[8];                               // primary context references per device
 char contexts[8];                          // a context is the address of one of these
