@@ -26,6 +26,9 @@
 #           the run with the median time for that row (busbw of that run)
 #   OUT     where the raw outputs go (default: a new directory under /tmp)
 #   NO_MPI  1: run the xcomm side only, as when Open MPI is absent
+#   BUSY    1: a noisy neighbour: one process spinning on cpu 0 for the whole
+#           run (both libraries alike), as another job on the machine would;
+#           the summary's first line says so
 #   BENCH_ARGS default: -b 8 -e 64M -f 2 -n 20 -w 5 -c 1 (every power of two
 #           from 8 B to 64 MiB; -f 4 or 8 from 8 B stops short of 64 MiB, as
 #           nccl-tests does: the last row is the last size <= -e). A root
@@ -75,7 +78,13 @@ mkdir -p "$out"
 summary=$out/summary.md
 : >"$summary"
 echo "<!-- compare.sh: raw outputs in $out; $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)" \
-  "before the runs; REPEAT=$repeat; parameters: ${args[*]}$([ $have_mpi = 1 ] || echo '; Open MPI absent') -->"
+  "before the runs; REPEAT=$repeat; parameters: ${args[*]}$([ $have_mpi = 1 ] || echo '; Open MPI absent')" \
+  "$([ "${BUSY:-0}" = 1 ] && echo '; BUSY=1: a process spins on cpu 0 throughout') -->"
+if [ "${BUSY:-0}" = 1 ]; then
+  taskset -c 0 sh -c 'while :; do :; done' &
+  busy_pid=$!
+  trap 'kill $busy_pid 2>/dev/null' EXIT
+fi
 
 # A run's exit status 1 with a complete table means #wrong > 0: tabulate it anyway.
 run_one() {  # run_one OUTFILE WHAT COMMAND...

@@ -89,7 +89,10 @@ Status run_collective(CollContext &c, const CollDesc &d) {
   // A forced pipeline stays one; the selector's may give way at arrival.
   bool may_single_copy = by_policy && single_copy_on_huge_pages(algo, d.kind, bytes, n, loc);
   XC_INFO("%s %zu B on %d ranks: %s (%s%s)", coll_kind_name(d.kind), bytes, n, algo_name(algo), reason,
-          may_single_copy ? "; single copy if every rank's buffers are on 2 MiB pages" : "");
+          !may_single_copy ? ""
+          : d.kind == CollKind::kAllgather || d.kind == CollKind::kAllgatherv
+              ? "; single copy if every rank's buffers are on 2 MiB pages or a rank finds the cores contended"
+              : "; single copy if every rank's buffers are on 2 MiB pages");
   // The common small op: what run_algorithm would do, without its checks
   // (one-shot runs every kind; nothing_to_do was asked above).
   if (algo == Algo::kShmOneShot) return coll::shm_oneshot(c, d);
