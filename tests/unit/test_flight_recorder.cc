@@ -152,7 +152,10 @@ void depth_zero_records_nothing(void **) {
 // Two threads record interleaved numbers (as two threads of one
 // communicator would) into a small ring that wraps all the time, while a
 // third reads: every entry read must be whole, and at the end the ring
-// holds exactly the last 16 numbers.
+// holds the last 16 numbers in order, but for at most one slot: a writer
+// preempted between taking its number and writing it may come back a lap
+// late and write into a slot the other one wrote meanwhile, and such a slot
+// is left out of a dump, never shown torn (flight_recorder.h).
 void concurrent_records_stay_whole(void **) {
   constexpr uint64_t kOps = 200000;
   FlightRecorder r(16);
@@ -180,9 +183,10 @@ void concurrent_records_stay_whole(void **) {
   stop.store(true);
   reader.join();
   std::vector<TraceEntry> e = r.snapshot();
-  assert_int_equal(e.size(), 16);
+  assert_true(e.size() == 16 || e.size() == 15);
   for (size_t i = 0; i < e.size(); ++i) {
-    assert_int_equal(e[i].op.seq, kOps - 16 + i);
+    assert_true(e[i].op.seq >= kOps - 16 && e[i].op.seq < kOps);
+    if (i > 0) assert_true(e[i].op.seq > e[i - 1].op.seq);
     check_entry(e[i]);
     bool failed = e[i].op.seq % 3 == 0;
     assert_int_equal(static_cast<int>(e[i].state), static_cast<int>(failed ? TraceState::kFailed : TraceState::kDone));
