@@ -91,7 +91,7 @@ Status run_collective(CollContext &c, const CollDesc &d) {
   XC_INFO("%s %zu B on %d ranks: %s (%s%s)", coll_kind_name(d.kind), bytes, n, algo_name(algo), reason,
           !may_single_copy ? ""
           : d.kind == CollKind::kAllgather || d.kind == CollKind::kAllgatherv
-              ? "; single copy if every rank's buffers are on 2 MiB pages or a rank finds the cores contended"
+              ? "; single copy if every rank's buffers are on 2 MiB pages or a rank waits for its core"
               : "; single copy if every rank's buffers are on 2 MiB pages");
   // The common small op: what run_algorithm would do, without its checks
   // (one-shot runs every kind; nothing_to_do was asked above).

@@ -1,29 +1,53 @@
 #include "topo/contention.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
 
-#include "topo/cores.h"
-
 namespace xc::topo {
 
-bool cores_contended(int nranks) {
-  long cores = host_cores();
-  if (cores <= 0 || nranks > cores) return false;
-  // "0.52 0.58 0.59 3/645 12345": the fourth field is runnable/total.
-  int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char text[128];
+namespace {
+
+constexpr long long kMinSpanNs = 1000000;  // shorter spans say nothing
+
+long long now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// Nanoseconds this thread has waited on a run queue, or -1.
+long long run_delay_ns() {
+  int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char text[96];
   ssize_t got = read(fd, text, sizeof text - 1);
   close(fd);
-  if (got <= 0) return false;
+  if (got <= 0) return -1;
   text[got] = '\0';
-  double a, b, c;
-  long running = 0, total = 0;
-  if (sscanf(text, "%lf %lf %lf %ld/%ld", &a, &b, &c, &running, &total) != 5) return false;
-  return running > cores;
+  long long ran = 0, waited = 0;  // "<time on cpu> <time waiting> <timeslices>"
+  return sscanf(text, "%lld %lld", &ran, &waited) == 2 ? waited : -1;
+}
+
+}  // namespace
+
+bool core_contended() {
+  thread_local long long last_at = 0, last_delay = -1;
+  long long at = now_ns(), delay = run_delay_ns();
+  if (delay < 0) return false;
+  if (last_delay < 0) {
+    last_at = at;
+    last_delay = delay;
+    return false;
+  }
+  long long span = at - last_at;
+  if (span < kMinSpanNs) return false;
+  bool contended = (delay - last_delay) * 5 > span;
+  last_at = at;
+  last_delay = delay;
+  return contended;
 }
 
 }  // namespace xc::topo

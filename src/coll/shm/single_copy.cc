@@ -382,7 +382,7 @@ Status shm_pipeline_start(CollContext &c, const CollDesc &d, ShmState &st, bool 
   SingleCopy x{c, d, st, *s, c.size(), c.rank(), dtype_size(d.dtype)};
   const void *src = x.published_src();
   // Each rank publishes two votes in its record's parts: its buffers lie on
-  // 2 MiB pages (bit 0), and it finds the host's cores contended (bit 1).
+  // 2 MiB pages (bit 0), and it had to wait for its core (bit 1).
   // An allgather's staged pipeline moves in lock step, so a rank that shares
   // its core with another process holds every step up (2-rank 64 MiB with
   // one core busy: 0.38x Open MPI's bandwidth), where single copy lets each
@@ -390,7 +390,7 @@ Status shm_pipeline_start(CollContext &c, const CollDesc &d, ShmState &st, bool 
   // broadcast) stayed ahead there and keep to the rule of the pages.
   bool huge = host_mem_on_huge_pages(src) && host_mem_on_huge_pages(d.recvbuf);
   bool gathers = d.kind == CollKind::kAllgather || d.kind == CollKind::kAllgatherv;
-  bool contended = gathers && topo::cores_contended(x.n);
+  bool contended = gathers && topo::core_contended();
   st.arrive(c, *s, src, d.recvbuf, nullptr, nullptr, (huge ? 1 : 0) | (contended ? 2 : 0));
   XC_TRY(st.wait_all_arrived(c, *s));
   bool all_huge = true, any_contended = false;
@@ -402,7 +402,7 @@ Status shm_pipeline_start(CollContext &c, const CollDesc &d, ShmState &st, bool 
   if (!all_huge && !any_contended) return Status::Ok();
   *single_copy = true;
   XC_INFO("%s: %s: single copy instead", coll_kind_name(d.kind),
-          all_huge ? "every rank's buffers are on 2 MiB pages" : "a rank finds the host's cores contended");
+          all_huge ? "every rank's buffers are on 2 MiB pages" : "a rank waits for its core (a busy neighbour)");
   return Status::Ok();
 }
 
