@@ -35,19 +35,15 @@ long long run_delay_ns() {
 
 bool core_contended() {
   thread_local long long last_at = 0, last_delay = -1;
-  long long at = now_ns(), delay = run_delay_ns();
+  thread_local bool verdict = false;
+  long long at = now_ns();
+  if (last_delay >= 0 && at - last_at < kMinSpanNs) return verdict;
+  long long delay = run_delay_ns();
   if (delay < 0) return false;
-  if (last_delay < 0) {
-    last_at = at;
-    last_delay = delay;
-    return false;
-  }
-  long long span = at - last_at;
-  if (span < kMinSpanNs) return false;
-  bool contended = (delay - last_delay) * 5 > span;
+  verdict = last_delay >= 0 && (delay - last_delay) * 5 > at - last_at;
   last_at = at;
   last_delay = delay;
-  return contended;
+  return verdict;
 }
 
 }  // namespace xc::topo

@@ -7,11 +7,11 @@
 
 namespace xc::topo {
 
-// The calling thread spent more than a fifth of the time since its previous
-// call (at least a millisecond ago) runnable but waiting for a cpu
-// (/proc/thread-self/schedstat's run delay). False at the first call, when
-// the statistics cannot be read, or when less than a millisecond passed
-// (then the previous sample is kept). About 3 µs: for large ops only.
+// The calling thread spent more than a fifth of the time between its last
+// two samples runnable but waiting for a cpu (/proc/thread-self/schedstat's
+// run delay). A sample is taken when a millisecond or more passed since the
+// last one (about 3 µs); sooner, the last verdict is returned (a clock
+// read). False at the first call and when the statistics cannot be read.
 // Transient work elsewhere (a process woken for a moment) barely moves it;
 // a process spinning on the same core holds it near a half.
 bool core_contended();

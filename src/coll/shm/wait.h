@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "coll/context.h"
 #include "coll/shm/state.h"
+#include "topo/contention.h"
 
 namespace xc::coll {
 
@@ -46,8 +47,14 @@ Status shm_wait(CollContext &c, ShmState &st, const char *what, Pred pred, int s
     if (pred()) return Status::Ok();
   }
   Deadline::Clock::time_point next_check{};
+  // A rank that has to wait for its core (a busy neighbour on it) sleeps
+  // at once: a yield would hand the core to the neighbour for its whole time
+  // slice (4 ms per op here, whatever its size), where a sleeper is woken
+  // by the publisher's ring and, having slept, runs at once. Not when our
+  // own ranks outnumber the cores: yielding to each other is what they need.
+  bool sleep_now = !st.oversubscribed && topo::core_contended();
   for (;; step = backoff.next()) {
-    if (step == Backoff::Step::kYield) {
+    if (step == Backoff::Step::kYield && !sleep_now) {
       cpu_yield();
     } else {
       uint32_t seen = st.prepare_sleep();
