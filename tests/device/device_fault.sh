@@ -15,16 +15,7 @@ XCRUN=$1
 PROG=$2
 N=$3
 victim=$((N - 1))
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-indent() { sed 's/^/  | /'; }
+source "$(dirname "$0")/../common/checks.sh"
 
 echo "XC_DEVICE=${XC_DEVICE:-} xcrun --grace 30 -n $N $PROG $tmp/job kill"
 mkdir "$tmp/job"
@@ -64,9 +55,4 @@ if [ -n "$job" ] && [ -d /dev/shm ]; then
 fi
 [ "$elapsed" -lt 40000 ] || fail "the job took $elapsed ms"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
-exit 0
+finish

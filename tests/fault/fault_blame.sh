@@ -21,15 +21,7 @@ MODE=$1
 XCRUN=$2
 PROG=${3:-}
 N=${4:-2}
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-indent() { sed 's/^/  | /'; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+source "$(dirname "$0")/../common/checks.sh"
 
 shm_left() {  # names of job $1 in /dev/shm, removed after
   local left
@@ -140,9 +132,4 @@ chaos)
   exit 2
   ;;
 esac
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
-exit 0
+finish

@@ -20,16 +20,7 @@ N=$3
 shift 3
 if [ $# -eq 0 ]; then set -- ring exchange; fi
 victim=$((N - 1))
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-indent() { sed 's/^/  | /'; }
+source "$(dirname "$0")/../common/checks.sh"
 
 echo "xcrun --grace 30 -n $N $PROG $tmp/job $*"
 mkdir "$tmp/job"
@@ -89,9 +80,4 @@ fi
 # 5: the survivors finished on their own, not by a deadline or SIGKILL.
 [ "$elapsed" -lt 15000 ] || fail "the job took $elapsed ms: something waited for a deadline"
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
-exit 0
+finish

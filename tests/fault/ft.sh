@@ -14,11 +14,8 @@ set -u
 XCRUN=$1 PROG=$2 N=$3 TRIALS=$4
 shift 4
 base=${XC_TEST_SEED_BASE:-1}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/../common/checks.sh"
 failed=0
-indent() { sed 's/^/  | /'; }
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
 start_all=$(now_ms)
 for ((t = 1; t <= TRIALS; ++t)); do
   dir="$tmp/t$t"

@@ -19,14 +19,7 @@ MODE=$1
 XCRUN=$2
 PROG=$3
 XC_TRACE_BIN=${4:-}
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-indent() { sed 's/^/  | /'; }
+source "$(dirname "$0")/../common/checks.sh"
 
 case "$MODE" in
 behind)
@@ -124,8 +117,4 @@ depth)
   exit 2
   ;;
 esac
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
+finish

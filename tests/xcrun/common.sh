@@ -4,16 +4,7 @@
 set -u
 XCRUN=$1
 HELPER=$2
-failures=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
-
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
+source "$(dirname "${BASH_SOURCE[0]}")/../common/checks.sh"
 
 # run ARGS...: xcrun ARGS with stdin from /dev/null; sets rc, out, err and
 # elapsed (ms). The outer timeout only guards against a hung xcrun.
@@ -48,13 +39,4 @@ expect_no_grep() {  # TEXT ERE DESCRIPTION
 
 expect_faster() {  # MS DESCRIPTION
   if [ "$elapsed" -ge "$1" ]; then fail "$2: took $elapsed ms, want < $1 ms"; fi
-}
-
-finish() {
-  if [ "$failures" -ne 0 ]; then
-    echo "$failures check(s) failed"
-    exit 1
-  fi
-  echo "all checks passed"
-  exit 0
 }
