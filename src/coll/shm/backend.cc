@@ -65,15 +65,9 @@ bool probe_cma(ShmState &st, int r) {
 // named it), and fails with that, else with why the segment could not be
 // opened.
 Status segment_gone(CollContext &c, Status failed) {
-  const std::vector<int> &members = **c.op_members();
   for (;;) {
     XC_TRY(c.interrupted());
-    int dead = c.engine().first_failed(members);
-    for (size_t r = 0; dead >= 0 && r < members.size(); ++r)
-      if (members[r] == dead)
-        return Error(XC_ERR_PEER_FAILED,
-                     "rank %zu failed during a shared-memory collective (op #%d, setting up its segment)", r,
-                     c.seq());
+    XC_TRY(shm_member_failed(c, c.engine().first_failed(**c.op_members()), "setting up", "its segment"));
     if (c.deadline().expired())
       return std::move(failed.with_context("shared-memory collectives (rank 0 removed the segment)"));
     cpu_yield();

@@ -51,12 +51,15 @@ Status shm_slow_wait_check(CollContext &c, const ShmState &st, const char *what)
   // xc_comm_abort; or a member that met this op's segment set-up message
   // with another signature never joins: it reported the mismatch to everyone.
   XC_TRY(c.interrupted());
-  if (dead >= 0) {
-    for (size_t r = 0; r < members.size(); ++r)
-      if (members[r] == dead)
-        return Error(XC_ERR_PEER_FAILED, "rank %zu failed during a shared-memory collective (op #%d, waiting for %s)",
-                     r, c.seq(), what);
-  }
+  return shm_member_failed(c, dead, "waiting for", what);
+}
+
+Status shm_member_failed(CollContext &c, int dead, const char *doing, const char *what) {
+  const std::vector<int> &members = **c.op_members();
+  for (size_t r = 0; dead >= 0 && r < members.size(); ++r)
+    if (members[r] == dead)
+      return Error(XC_ERR_PEER_FAILED, "rank %zu failed during a shared-memory collective (op #%d, %s %s)", r, c.seq(),
+                   doing, what);
   return Status::Ok();
 }
 

@@ -31,6 +31,11 @@ constexpr std::chrono::milliseconds kShmSlowCheckEvery{1};
 // the wait for the message.
 Status shm_slow_wait_check(CollContext &c, const ShmState &st, const char *what);
 
+// XC_ERR_PEER_FAILED naming the op's member dead (a fabric rank, from the
+// engine's first_failed; -1: none) by its rank in the op ("rank 2 failed
+// during a shared-memory collective (op #5, <doing> <what>)"), or OK.
+Status shm_member_failed(CollContext &c, int dead, const char *doing, const char *what);
+
 // The spins before yielding while waiting for rank r to arrive at op s: st.spin,
 // or more when ranks outnumber cores and only r's core can help (wait.cc).
 int shm_arrival_spins(ShmState &st, int r, uint64_t s);
