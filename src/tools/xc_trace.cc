@@ -21,6 +21,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -80,24 +81,19 @@ bool get_str(const std::string &line, const char *key, std::string *out) {
   return false;
 }
 
-bool get_int(const std::string &line, const char *key, int64_t *out) {
+// The number after "key": (int64_t or uint64_t).
+template <class T>
+bool get_num(const std::string &line, const char *key, T *out) {
   size_t p = value_at(line, key);
   if (p == std::string::npos) return false;
   const char *s = line.c_str() + p;
   char *end = nullptr;
   errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (end == s || errno == ERANGE) return false;
-  *out = v;
-  return true;
-}
-bool get_uint(const std::string &line, const char *key, uint64_t *out) {
-  size_t p = value_at(line, key);
-  if (p == std::string::npos) return false;
-  const char *s = line.c_str() + p;
-  char *end = nullptr;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
+  T v;
+  if constexpr (std::is_signed_v<T>)
+    v = strtoll(s, &end, 10);
+  else
+    v = strtoull(s, &end, 10);
   if (end == s || errno == ERANGE) return false;
   *out = v;
   return true;
@@ -117,23 +113,23 @@ bool read_dump(const std::string &file, Dump *d, std::string *why) {
   }
   int64_t version = 0;
   d->file = file;
-  if (!get_int(line, "xcomm_trace", &version) || version != 1 || !get_str(line, "comm", &d->comm) ||
-      !get_int(line, "rank", &d->rank) || !get_int(line, "size", &d->size) || !get_int(line, "wall_ns", &d->wall_ns) ||
-      !get_int(line, "steady_ns", &d->steady_ns)) {
+  if (!get_num(line, "xcomm_trace", &version) || version != 1 || !get_str(line, "comm", &d->comm) ||
+      !get_num(line, "rank", &d->rank) || !get_num(line, "size", &d->size) || !get_num(line, "wall_ns", &d->wall_ns) ||
+      !get_num(line, "steady_ns", &d->steady_ns)) {
     *why = "the first line is not a flight recorder header";
     return false;
   }
   get_str(line, "job", &d->job);
   get_str(line, "host", &d->host);
   get_str(line, "reason", &d->reason);
-  get_int(line, "pid", &d->pid);
-  get_uint(line, "ctx", &d->ctx);
+  get_num(line, "pid", &d->pid);
+  get_num(line, "ctx", &d->ctx);
   for (int n = 2; std::getline(in, line); ++n) {
     if (line.empty()) continue;
     Entry e;
-    if (!get_uint(line, "seq", &e.seq) || !get_str(line, "op", &e.op) || !get_str(line, "state", &e.state) ||
-        !get_int(line, "start_ns", &e.start_ns) || !get_int(line, "end_ns", &e.end_ns) ||
-        !get_int(line, "status", &e.status)) {
+    if (!get_num(line, "seq", &e.seq) || !get_str(line, "op", &e.op) || !get_str(line, "state", &e.state) ||
+        !get_num(line, "start_ns", &e.start_ns) || !get_num(line, "end_ns", &e.end_ns) ||
+        !get_num(line, "status", &e.status)) {
       *why = "line " + std::to_string(n) + " is not an entry";
       return false;
     }
