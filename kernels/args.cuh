@@ -38,4 +38,54 @@ struct GateArgs {
   uint64_t timeout_ns;
 };
 
+// The intra-node kernels (kernels/custom.cuh): one-shot, two-shot and
+// hybrid-cube-mesh allreduce, and two-shot's halves as reduce_scatter and
+// allgather, between the ranks of one communicator on one host. Every rank
+// keeps a workspace in IPC memory that the others have mapped: a signal pad
+// (flags the peers raise), its own barrier counters, the staged input, and
+// (HCM) relay slots. The kernels keep step through the pads alone: no host
+// round trip, no reset between calls, and the epochs live in device memory,
+// so a launch captured in a CUDA graph replays correctly.
+constexpr int kCustomMaxRanks = 8;
+constexpr int kCustomMaxBlocks = 32;  // blocks of one launch at most (pad slots per rank)
+
+enum CustomAlgo : int32_t { kCustomOneShot = 0, kCustomTwoShot = 1, kCustomHcm = 2 };
+enum CustomMode : int32_t { kCustomAllreduce = 0, kCustomReduceScatter = 1, kCustomAllgather = 2 };
+enum CustomStop : uint32_t { kCustomRunning = 0, kCustomAborted = 1, kCustomPeerFailed = 2, kCustomTimedOut = 3 };
+
+// A signal pad: pad[block * kCustomMaxRanks + from] is the last barrier value
+// rank `from` raised in this rank's pad for that block. Barrier values only
+// grow, so a waiter compares with >=, and nothing is ever reset.
+struct CustomPad {
+  uint64_t flag[kCustomMaxBlocks * kCustomMaxRanks];
+  uint64_t counter[kCustomMaxBlocks];  // this rank's barriers passed, per block (only it writes them)
+};
+
+struct CustomArgs {
+  int32_t algo;  // CustomAlgo
+  int32_t mode;  // CustomMode
+  int32_t n, rank;
+  int32_t dtype, op;  // reductions: float32/16, bfloat16 × sum/min/max (AVG: SUM with a divisor)
+  int32_t avg_divisor;
+  uint32_t blocks;  // of the launch: the same on every rank (each block keeps step with its twins)
+  // Elements: allreduce: the vector; reduce_scatter: each rank's block;
+  // allgather: bytes of each rank's block (the copy is bytewise).
+  uint64_t count;
+  CustomPad *pads[kCustomMaxRanks];  // every rank's pad, reached here
+  char *data[kCustomMaxRanks];       // every rank's staged input, reached here
+  char *relay[kCustomMaxRanks];      // HCM: every rank's relay slots (one per source, count elements each)
+  // HCM: for each source j, the rank whose relay slot j this rank reads
+  // (-1: read data[j] itself); forward[j]: this rank copies source j into
+  // its own relay slot j for others.
+  int32_t via[kCustomMaxRanks];
+  int32_t forward[kCustomMaxRanks];
+  void *out;  // this rank's output
+  // Host-mapped words of the communicator, sticky: non-zero stop makes every
+  // kernel stop waiting (1 aborted, 2 a peer failed, 3 a kernel timed out,
+  // which sets it and who: 1 + the rank it waited for).
+  volatile uint32_t *stop;
+  volatile uint32_t *who;
+  uint64_t timeout_ns;
+};
+
 }  // namespace xc::kernels

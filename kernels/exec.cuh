@@ -24,6 +24,16 @@ struct Exec {
     return t;
   }
   __device__ void pause() const { __nanosleep(500); }
+  // The block's place in the grid, for kernels whose blocks each keep step
+  // with the same block of the peer ranks (kernels/custom.cuh).
+  __device__ unsigned block() const { return blockIdx.x; }
+  __device__ unsigned thread() const { return threadIdx.x; }
+  __device__ unsigned threads() const { return blockDim.x; }
+  __device__ void sync_block() const { __syncthreads(); }
+  __device__ bool all_in_block(bool v) const { return __syncthreads_and(v) != 0; }
+  // Orders this thread's writes before its later ones for every observer:
+  // peer GPUs and the host included.
+  __device__ void fence_system() const { __threadfence_system(); }
 };
 #define XC_KERNEL_FN __device__ __forceinline__
 #else
@@ -32,6 +42,12 @@ struct Exec {
   uint64_t stride() const { return 1; }
   uint64_t now_ns() const;  // steady clock (gpu/emulated_kernels.cc)
   void pause() const;       // yields the core
+  unsigned block() const { return 0; }
+  unsigned thread() const { return 0; }
+  unsigned threads() const { return 1; }
+  void sync_block() const {}
+  bool all_in_block(bool v) const { return v; }
+  void fence_system() const;  // a full fence (gpu/emulated_kernels.cc)
 };
 #define XC_KERNEL_FN inline
 #endif

@@ -22,11 +22,13 @@ bool nothing_to_do(const CollDesc &d) {
   }
 }
 
-// No algorithm of the table moves d's memory for its op.
+// No algorithm this dispatcher runs moves d's memory for its op (the
+// device algorithms of the table run in the device layer, not here).
 Status memory_unsupported(const CollDesc &d) {
   for (int a = 0; a < kAlgoCount; ++a) {
     const AlgoEntry &e = algo_table()[a];
-    if ((e.ops & op_bit(d.kind)) && (e.memory & mem_bit(d.memory))) return Status::Ok();
+    bool runs_here = (e.memory & mem_bit(MemKind::kHost)) != 0;
+    if (runs_here && (e.ops & op_bit(d.kind)) && (e.memory & mem_bit(d.memory))) return Status::Ok();
   }
   return Error(XC_ERR_UNSUPPORTED, "%s on %s memory: no algorithm of this build moves it", coll_kind_name(d.kind),
                mem_kind_name(d.memory));

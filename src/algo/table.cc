@@ -18,6 +18,7 @@ constexpr uint32_t ops(std::initializer_list<CollKind> kinds) {
 
 using K = CollKind;
 constexpr uint32_t kHost = mem_bit(MemKind::kHost);
+constexpr uint32_t kDevice = mem_bit(MemKind::kDevice);
 constexpr coll::BackendId kEngine = coll::BackendId::kCount;  // no backend: the point-to-point engine
 constexpr coll::BackendId kShm = coll::BackendId::kShm;
 constexpr coll::BackendId kHier = coll::BackendId::kHier;
@@ -27,6 +28,10 @@ constexpr uint32_t kHierOps = ops({K::kAllreduce, K::kReduce, K::kReduceScatter,
                                    K::kBroadcast, K::kAlltoall});
 
 Status run_local(coll::CollContext &c, const CollDesc &d);
+// The device algorithms run in the device layer, never through this table.
+Status run_in_device_layer(coll::CollContext &, const CollDesc &d) {
+  return Error(XC_ERR_INTERNAL, "%s: device algorithms run in the device layer", coll_kind_name(d.kind));
+}
 
 constexpr AlgoEntry kAlgos[] = {
     {Algo::kLocal, "local", kAllOps, kHost, kEngine, 0, run_local, "one rank: copies its own data, if any"},
@@ -64,6 +69,14 @@ constexpr AlgoEntry kAlgos[] = {
      "several hosts: within each host through shared memory, between hosts one rank per host"},
     {Algo::kHierMultiLeader, "hier_multileader", kHierOps, kHost, kHier, 0, hier::run_multileader,
      "several hosts, as many ranks on each: local rank i of every host carries slice i between hosts"},
+    {Algo::kDevOneShot, "dev_oneshot", ops({K::kAllreduce}), kDevice, kEngine, 0, run_in_device_layer,
+     "device memory, one host: a kernel reads every peer's staged input and reduces (small)"},
+    {Algo::kDevTwoShot, "dev_twoshot", ops({K::kAllreduce, K::kReduceScatter, K::kAllgather}), kDevice, kEngine, 0,
+     run_in_device_layer, "device memory, one host: a kernel reduces 1/n of every peer, then gathers (medium)"},
+    {Algo::kDevHcm, "dev_hcm", ops({K::kAllreduce}), kDevice, kEngine, 0, run_in_device_layer,
+     "device memory, one host: one-shot reading only over NVLink, relayed by a common neighbour"},
+    {Algo::kDevGeneric, "dev_generic", kAllOps, kDevice, kEngine, 0, run_in_device_layer,
+     "device memory, one host: buffers traded on the host, copies and reductions read peers in place"},
 };
 static_assert(sizeof kAlgos / sizeof kAlgos[0] == kAlgoCount, "one entry per algorithm");
 

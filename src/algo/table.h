@@ -33,6 +33,13 @@ enum class Algo : uint8_t {
   kShmStaged,
   kHierLeader,
   kHierMultiLeader,
+  // Device memory, one host (src/device): the intra-node kernels and the
+  // generic host-coordinated path. The device layer runs them; the table
+  // names them for XC_ALGO and xc-info.
+  kDevOneShot,
+  kDevTwoShot,
+  kDevHcm,
+  kDevGeneric,
   kCount,
 };
 constexpr int kAlgoCount = static_cast<int>(Algo::kCount);

@@ -33,6 +33,10 @@ struct CommView {
   uint64_t timeout_ms = 0;
   std::string name;
   gpu::Device *dev = nullptr;
+  // The host topology's index of the GPU this rank drives (the intra-node
+  // kernels' routes): the CUDA device's ordinal; on the emulated device the
+  // one XC_DEVICE_AUTO would take, local rank modulo the host's GPUs.
+  int gpu_index = 0;
 
   int fabric_rank(int r) const { return (*members)[static_cast<size_t>(r)]; }
 };

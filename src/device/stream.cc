@@ -124,6 +124,14 @@ DeviceStream::~DeviceStream() {
 
 Status DeviceStream::enqueue(Job job) {
   std::lock_guard<std::mutex> order(enqueue_mu_);
+  bool capturing = false;
+  XC_TRY(dev_->stream_capturing(user_, &capturing));
+  if (capturing)
+    return Error(XC_ERR_UNSUPPORTED,
+                 "%s on a stream being captured into a graph: only allreduce, reduce_scatter and allgather "
+                 "through the intra-node kernels capture (no host step), and a communicator's first such op "
+                 "sets them up on the host: run one before capturing",
+                 job.what.c_str());
   uint64_t seq;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -150,6 +158,27 @@ Status DeviceStream::enqueue(Job job) {
     if (job.timeout_ms > longest_timeout_ms_) longest_timeout_ms_ = job.timeout_ms;
     enqueued_ = seq;
     queue_.push_back(Pending{std::move(job), seq, ready});
+  }
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+Status DeviceStream::launch(const std::function<Status(gpu::Stream *)> &launch, Job check) {
+  std::lock_guard<std::mutex> order(enqueue_mu_);
+  bool capturing = false;
+  XC_TRY(dev_->stream_capturing(user_, &capturing));
+  XC_TRY(launch(user_));
+  if (capturing) {
+    if (check.outcome) check.outcome->finish(Status::Ok());
+    return Status::Ok();
+  }
+  gpu::Event *done = nullptr;
+  XC_TRY(dev_->event_record(user_, &done));
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (check.timeout_ms > longest_timeout_ms_) longest_timeout_ms_ = check.timeout_ms;
+    uint64_t seq = ++enqueued_;
+    queue_.push_back(Pending{std::move(check), seq, done});
   }
   cv_.notify_all();
   return Status::Ok();
@@ -186,7 +215,7 @@ void DeviceStream::run_one(Pending &p) {
   env.scratch_ = &scratch_;
   env.scratch_bytes_ = &scratch_bytes_;
   env.outgrown_ = &outgrown_;
-  Status st = gpu::event_wait(dev_, p.ready, env.deadline());  // the op's inputs are ready
+  Status st = gpu::event_wait(dev_, p.ready, env.deadline(), p.job.while_waiting);  // the op's inputs are ready
   if (st.ok()) st = p.job.run(env);
   Status drained = env.finish_work();  // also after a failure: nothing of ours writes on after the gate opens
   if (st.ok()) st = std::move(drained);

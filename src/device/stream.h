@@ -80,6 +80,9 @@ struct Job {
   uint64_t timeout_ms = 0;
   std::function<Status(JobEnv &)> run;
   std::shared_ptr<OpOutcome> outcome;  // may be null
+  // Runs while the job waits for its inputs (device work before it), on
+  // the stream's thread: a watch that may stop that work (may be null).
+  std::function<void()> while_waiting;
 };
 
 class DeviceStream {
@@ -90,8 +93,16 @@ class DeviceStream {
   DeviceStream(const DeviceStream &) = delete;
   DeviceStream &operator=(const DeviceStream &) = delete;
 
-  // Queue job behind everything enqueued on the stream so far; returns once queued.
+  // Queue job behind everything enqueued on the stream so far; returns once
+  // queued. Not while the application's stream is being captured into a
+  // graph (XC_ERR_UNSUPPORTED): a job's host side would not replay.
   Status enqueue(Job job);
+  // Work that needs no host step (the intra-node kernels): launch puts it on
+  // the application's stream now, from this thread, in the stream's order.
+  // Then, unless that stream is being captured, check runs on the stream's
+  // thread once the work is done (holding nothing up), its error reported
+  // as a job's; under capture check's outcome is finished at once.
+  Status launch(const std::function<Status(gpu::Stream *)> &launch, Job check);
   // Wait until every job enqueued so far has finished; their first error
   // (cleared), or XC_ERR_TIMEOUT.
   Status synchronize(Deadline deadline);

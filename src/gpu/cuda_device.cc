@@ -38,6 +38,8 @@ constexpr unsigned kReduceThreads = 256;
 // Blocks per SM of a reduction: 4 × 256 threads keep every SM's memory
 // pipeline busy; more only queue behind them (the body loops over its share).
 constexpr unsigned kReduceBlocksPerSm = 4;
+// An intra-node kernel's block: its first n threads keep the flag barrier.
+constexpr unsigned kCustomThreads = 512;
 
 // cudaMalloc may carve allocations under 2 MiB out of one larger block, and
 // CUDA IPC then shares (and maps at its own base) the whole block: a peer
@@ -206,6 +208,18 @@ Status CudaDevice::load_kernels() {
       XC_TRY(check(cu_.module_get_function(&reduce_[d][o], module_, name.c_str()),
                    ("cuModuleGetFunction(" + name + ")").c_str()));
       all.push_back(reduce_[d][o]);
+    }
+  XC_TRY(check(cu_.module_get_function(&custom_gather_, module_, kCustomGatherKernelName),
+               "cuModuleGetFunction(xc_custom_gather)"));
+  all.push_back(custom_gather_);
+  for (int d = 0; d < reduce_table::kNumDtypes; ++d)
+    for (int o = 0; o < reduce_table::kNumOps; ++o) {
+      if (o == XC_AVG) continue;  // SUM's kernel
+      std::string name = custom_kernel_name(static_cast<xc_dtype_t>(d), static_cast<xc_op_t>(o));
+      if (name.empty()) continue;
+      XC_TRY(check(cu_.module_get_function(&custom_[d][o], module_, name.c_str()),
+                   ("cuModuleGetFunction(" + name + ")").c_str()));
+      all.push_back(custom_[d][o]);
     }
   // Without cuFuncLoad (drivers before 12.4) the kernels load at their first
   // launch, as lazy loading has it.
@@ -430,6 +444,36 @@ Status CudaDevice::launch_reduce(const kernels::ReduceArgs &args, Stream *s) {
   XC_CUDA_SCOPE(scope);
   return check(cu_.launch_kernel(f, blocks, 1, 1, kReduceThreads, 1, 1, 0, from_handle(s)->s, params, nullptr),
                "cuLaunchKernel(reduce)");
+}
+
+Status CudaDevice::launch_custom(const kernels::CustomArgs &args, Stream *s) {
+  if (args.blocks < 1 || args.blocks > static_cast<unsigned>(kernels::kCustomMaxBlocks))
+    return Error(XC_ERR_INVALID_ARGUMENT, "intra-node kernel of %u blocks (1 to %d)", args.blocks,
+                 kernels::kCustomMaxBlocks);
+  CUfunction f = custom_gather_;
+  if (args.mode != kernels::kCustomAllgather) {
+    xc_op_t op = reduce_table::kernel_op(static_cast<xc_op_t>(args.op));
+    f = nullptr;
+    if (args.dtype >= 0 && args.dtype < reduce_table::kNumDtypes && op >= 0 && op < reduce_table::kNumOps)
+      f = custom_[static_cast<size_t>(args.dtype)][static_cast<size_t>(op)];
+    if (!f) return Error(XC_ERR_INVALID_ARGUMENT, "no intra-node kernel for dtype %d, op %d", args.dtype, args.op);
+  }
+  void *params[] = {const_cast<kernels::CustomArgs *>(&args)};
+  XC_CUDA_SCOPE(scope);
+  return check(cu_.launch_kernel(f, args.blocks, 1, 1, kCustomThreads, 1, 1, 0, from_handle(s)->s, params, nullptr),
+               "cuLaunchKernel(custom)");
+}
+
+// Without cuStreamIsCapturing nothing can be capturing either (it came
+// with graphs, CUDA 10).
+Status CudaDevice::stream_capturing(Stream *s, bool *capturing) {
+  *capturing = false;
+  if (!cu_.stream_is_capturing) return Status::Ok();
+  XC_CUDA_SCOPE(scope);
+  int status = kCuStreamCaptureStatusNone;
+  XC_TRY(check(cu_.stream_is_capturing(from_handle(s)->s, &status), "cuStreamIsCapturing"));
+  *capturing = status != kCuStreamCaptureStatusNone;
+  return Status::Ok();
 }
 
 // A stream wait on the flag where the device has 64-bit waits: it opens

@@ -72,6 +72,8 @@ class CudaDevice final : public Device {
   Status copy_async(void *dst, const void *src, size_t bytes, Stream *s) override;
   Status launch_reduce(const kernels::ReduceArgs &args, Stream *s) override;
   Status launch_gate(const kernels::GateArgs &args, Stream *s) override;
+  Status launch_custom(const kernels::CustomArgs &args, Stream *s) override;
+  Status stream_capturing(Stream *s, bool *capturing) override;
 
   Status flags_alloc(size_t bytes, SharedFlags *out) override;
   void flags_free(SharedFlags *f) override;
@@ -105,6 +107,9 @@ class CudaDevice final : public Device {
   // kernel may wait for the whole context to go idle, and a gate holding a
   // stream until this very reduction is done would then never let it.
   std::array<std::array<CUfunction, reduce_table::kNumOps>, reduce_table::kNumDtypes> reduce_{};
+  // The intra-node kernels (kernels/custom.cuh), loaded likewise.
+  std::array<std::array<CUfunction, reduce_table::kNumOps>, reduce_table::kNumDtypes> custom_{};
+  CUfunction custom_gather_ = nullptr;
 
   std::mutex alloc_mu_;
   std::map<uintptr_t, size_t> allocations_;  // base -> bytes, of alloc

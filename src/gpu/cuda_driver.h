@@ -38,6 +38,7 @@ constexpr unsigned kCuMemhostallocDevicemap = 2;    // CU_MEMHOSTALLOC_DEVICEMAP
 constexpr int kCuDeviceAttributeMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 constexpr int kCuDeviceAttributeCanUse64BitStreamMemOps = 122;  // CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
 constexpr unsigned kCuStreamWaitValueGeq = 0;       // CU_STREAM_WAIT_VALUE_GEQ
+constexpr int kCuStreamCaptureStatusNone = 0;       // CU_STREAM_CAPTURE_STATUS_NONE
 constexpr CUresult kCudaErrorAlreadyMapped = 208;   // CUDA_ERROR_ALREADY_MAPPED
 
 // The entry points: (field of CudaDriver, the name cuda.h declares, the
@@ -82,7 +83,8 @@ constexpr CUresult kCudaErrorAlreadyMapped = 208;   // CUDA_ERROR_ALREADY_MAPPED
 // driver xcomm runs on, each with a way around it.
 #define XC_CUDA_DRIVER_OPTIONAL_ENTRIES(X)                                      \
   X(stream_wait_value64, cuStreamWaitValue64, "cuStreamWaitValue64_v2") /* 11.7 */ \
-  X(func_load, cuFuncLoad, "cuFuncLoad")                                 /* 12.4 */
+  X(func_load, cuFuncLoad, "cuFuncLoad")                                 /* 12.4 */ \
+  X(stream_is_capturing, cuStreamIsCapturing, "cuStreamIsCapturing")     /* 10.0 */
 
 // The driver's entry points; a driver missing one is refused whole.
 struct CudaDriver {
@@ -122,6 +124,7 @@ struct CudaDriver {
   // Optional (XC_CUDA_DRIVER_OPTIONAL_ENTRIES): nullptr where the driver lacks them.
   CUresult (*stream_wait_value64)(CUstream, CUdeviceptr, unsigned long long, unsigned) = nullptr;
   CUresult (*func_load)(CUfunction) = nullptr;
+  CUresult (*stream_is_capturing)(CUstream, int *) = nullptr;  // *: CUstreamCaptureStatus
 
   // "out of memory (2)"; never empty, also for a code the driver does not know.
   std::string error(CUresult rc) const;

@@ -88,7 +88,7 @@ bool pointer_is_device(const void *p) {
   return false;
 }
 
-Status event_wait(Device *dev, Event *e, Deadline deadline) {
+Status event_wait(Device *dev, Event *e, Deadline deadline, const std::function<void()> &poll) {
   Backoff backoff(200, 200);
   int sleep_us = 20;
   for (;;) {
@@ -102,6 +102,7 @@ Status event_wait(Device *dev, Event *e, Deadline deadline) {
       dev->event_destroy(e);
       return Error(XC_ERR_TIMEOUT, "the %s device did not finish the work before the deadline", dev->name());
     }
+    if (poll) poll();
     switch (backoff.next()) {
       case Backoff::Step::kSpin: cpu_relax(); break;
       case Backoff::Step::kYield: cpu_yield(); break;

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "base/deadline.h"
 #include "base/status.h"
@@ -73,6 +74,11 @@ class Device {
   virtual Status copy_async(void *dst, const void *src, size_t bytes, Stream *s) = 0;
   virtual Status launch_reduce(const kernels::ReduceArgs &args, Stream *s) = 0;
   virtual Status launch_gate(const kernels::GateArgs &args, Stream *s) = 0;
+  // An intra-node kernel (kernels/custom.cuh), args.blocks blocks.
+  virtual Status launch_custom(const kernels::CustomArgs &args, Stream *s) = 0;
+  // Whether work enqueued on s now is being captured into a graph (CUDA
+  // stream capture) rather than run: then no host-side step may follow it.
+  virtual Status stream_capturing(Stream *s, bool *capturing) = 0;
 
   virtual Status flags_alloc(size_t bytes, SharedFlags *out) = 0;
   virtual void flags_free(SharedFlags *f) = 0;
@@ -94,6 +100,7 @@ Device *device_get(int ordinal, Status *why);
 bool pointer_is_device(const void *p);
 
 // Wait for e under the deadline (polling with backoff), then destroy it.
-Status event_wait(Device *dev, Event *e, Deadline deadline);
+// poll, if given, runs between the polls (a watch on something else).
+Status event_wait(Device *dev, Event *e, Deadline deadline, const std::function<void()> &poll = nullptr);
 
 }  // namespace xc::gpu

@@ -30,6 +30,9 @@ struct Stream {
   uint64_t finished = 0;
   bool stop = false;
   bool wrapped = false;
+  // Stream capture (a test facility, emulated_capture_begin): work goes
+  // into the graph instead of running.
+  std::vector<std::function<void()>> *capture = nullptr;
   std::thread thread;
 
   Stream() {
@@ -46,6 +49,10 @@ struct Stream {
   void submit(std::function<void()> fn) {
     {
       std::lock_guard<std::mutex> g(mu);
+      if (capture) {
+        capture->push_back(std::move(fn));
+        return;
+      }
       work.push_back(std::move(fn));
       ++submitted;
     }
@@ -266,6 +273,24 @@ class EmulatedDevice final : public Device {
     return Status::Ok();
   }
 
+  Status launch_custom(const kernels::CustomArgs &args, Stream *s) override {
+    s->submit([args] { emulated_custom(args); });
+    return Status::Ok();
+  }
+
+  Status stream_capturing(Stream *s, bool *capturing) override {
+    std::lock_guard<std::mutex> g(s->mu);
+    *capturing = s->capture != nullptr;
+    return Status::Ok();
+  }
+
+  // The test facility behind emulated_capture_begin and the rest.
+  Stream *wrapped_stream(void *native) {
+    Stream *s = nullptr;
+    (void)stream_wrap(native, &s);
+    return s;
+  }
+
   Status flags_alloc(size_t bytes, SharedFlags *out) override {
     void *p = calloc(1, bytes);
     if (!p) return Error(XC_ERR_NO_MEMORY, "cannot allocate %zu bytes of flags", bytes);
@@ -312,6 +337,37 @@ EmulatedDevice &the_device() {
 }  // namespace
 
 Device *emulated_device() { return &the_device(); }
+
+struct EmulatedGraph {
+  std::vector<std::function<void()>> work;
+};
+
+Status emulated_capture_begin(void *native) {
+  Stream *s = the_device().wrapped_stream(native);
+  std::lock_guard<std::mutex> g(s->mu);
+  if (s->capture) return Error(XC_ERR_INVALID_USAGE, "the emulated stream is capturing already");
+  s->capture = new std::vector<std::function<void()>>();
+  return Status::Ok();
+}
+
+Status emulated_capture_end(void *native, EmulatedGraph **out) {
+  Stream *s = the_device().wrapped_stream(native);
+  std::lock_guard<std::mutex> g(s->mu);
+  if (!s->capture) return Error(XC_ERR_INVALID_USAGE, "the emulated stream is not capturing");
+  *out = new EmulatedGraph{std::move(*s->capture)};
+  delete s->capture;
+  s->capture = nullptr;
+  return Status::Ok();
+}
+
+void emulated_graph_launch(EmulatedGraph *graph, void *native) {
+  Stream *s = the_device().wrapped_stream(native);
+  for (const auto &fn : graph->work) s->submit(fn);
+}
+
+void emulated_graph_destroy(EmulatedGraph *graph) { delete graph; }
+
+void emulated_stream_synchronize(void *native) { the_device().wrapped_stream(native)->wait_for_work(); }
 
 bool emulated_is_device_pointer(const void *p) { return the_device().is_device_pointer(p); }
 

@@ -10,5 +10,6 @@ namespace xc::gpu {
 // that the pair exists (base/reduce_table.h op_applies).
 void emulated_reduce(const kernels::ReduceArgs &a);
 void emulated_gate(const kernels::GateArgs &g);
+void emulated_custom(const kernels::CustomArgs &a);
 
 }  // namespace xc::gpu

@@ -26,4 +26,16 @@ std::string reduce_kernel_name(xc_dtype_t dtype, xc_op_t op) {
   return std::string("xc_reduce_") + kDtypeTokens[d] + "_" + kOpTokens[o];
 }
 
+bool custom_kernel_exists(xc_dtype_t dtype, xc_op_t op) {
+  bool dtype_ok = dtype == XC_FLOAT32 || dtype == XC_FLOAT16 || dtype == XC_BFLOAT16;
+  bool op_ok = op == XC_SUM || op == XC_MIN || op == XC_MAX || op == XC_AVG;
+  return dtype_ok && op_ok;
+}
+
+std::string custom_kernel_name(xc_dtype_t dtype, xc_op_t op) {
+  if (!custom_kernel_exists(dtype, op)) return "";
+  xc_op_t kernel_op = op == XC_AVG ? XC_SUM : op;
+  return std::string("xc_custom_") + kDtypeTokens[dtype] + "_" + kOpTokens[kernel_op];
+}
+
 }  // namespace xc::gpu

@@ -15,6 +15,13 @@ namespace xc::gpu {
 // has none: an unknown dtype or op, AVG itself, a bitwise op on a float.
 std::string reduce_kernel_name(xc_dtype_t dtype, xc_op_t op);
 
+// "xc_custom_XC_FLOAT32_XC_SUM": the intra-node kernel (kernels/custom.cuh)
+// of a dtype and op; AVG is SUM's. Empty where there is none: only
+// float32, float16 and bfloat16 with sum, min, max and avg have one.
+std::string custom_kernel_name(xc_dtype_t dtype, xc_op_t op);
+bool custom_kernel_exists(xc_dtype_t dtype, xc_op_t op);
+constexpr const char *kCustomGatherKernelName = "xc_custom_gather";
+
 // The stream gate (kernels/gate.cuh).
 constexpr const char *kGateKernelName = "xc_gate";
 

@@ -745,6 +745,10 @@ Status comm_free(xc_comm_s *comm) {
 
 void comm_abort(xc_comm_s *comm) {
   comm->aborted.store(true);
+  {
+    std::lock_guard<std::mutex> g(comm->device_mu);  // held briefly by every user: abort does not wait long
+    if (comm->custom) comm->custom->abort();
+  }
   Status why = Error(XC_ERR_ABORTED, "the communicator was aborted");
   comm->executor->abort(why);  // queued collectives fail; the running one fails with its context below
   comm->fabric->engine().abort_context(comm->ctx, why);

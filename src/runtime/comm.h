@@ -15,6 +15,7 @@
 #include "base/status.h"
 #include "coll/backend.h"
 #include "coll/context.h"
+#include "device/custom.h"
 #include "device/stream.h"
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
@@ -66,6 +67,9 @@ struct xc_comm_s {
   std::shared_ptr<xc::device::DeviceStream> coll_stream;
   std::unordered_map<int, std::shared_ptr<xc::device::DeviceStream>> peer_streams;
   std::atomic<uint64_t> device_coll_seq{0};
+  // The intra-node kernels' workspaces (device/custom.h), made by the
+  // first device op that may take them.
+  std::shared_ptr<xc::device::CustomComm> custom;
   std::shared_ptr<std::atomic<int>> device_error = std::make_shared<std::atomic<int>>(0);  // first failed device op
 
   // xc_comm_create_group through the bootstrap store (members no transport

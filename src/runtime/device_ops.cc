@@ -1,9 +1,13 @@
 #include "runtime/device_ops.h"
 
+#include <cstring>
 #include <map>
 #include <utility>
 
+#include "algo/forced.h"
+#include "base/log.h"
 #include "device/coll.h"
+#include "device/custom.h"
 #include "gpu/device.h"
 
 namespace xc {
@@ -11,6 +15,16 @@ namespace {
 
 // The stream target of an any-source receive: never bound, the default stream.
 constexpr int kAnySource = -2;
+
+// The GPU index XC_DEVICE_AUTO gives this process: its fabric rank's place
+// among the ranks of its host, modulo the host's GPUs.
+int auto_gpu_index(xc_comm_s *comm) {
+  Fabric &f = *comm->fabric;
+  int me = f.rank(), host = f.host_of(me), local = 0;
+  for (int r = 0; r < me; ++r) local += f.host_of(r) == host ? 1 : 0;
+  int gpus = f.host_gpus(host);
+  return gpus > 0 ? local % gpus : 0;
+}
 
 device::CommView view_of(xc_comm_s *comm, gpu::Device *dev) {
   device::CommView v;
@@ -23,6 +37,7 @@ device::CommView view_of(xc_comm_s *comm, gpu::Device *dev) {
   v.timeout_ms = comm->timeout_ms;
   v.name = comm->name;
   v.dev = dev;
+  v.gpu_index = strcmp(dev->name(), "cuda") == 0 ? dev->ordinal() : auto_gpu_index(comm);
   return v;
 }
 
@@ -157,15 +172,79 @@ Status device_p2p(xc_comm_s *comm, std::vector<device::P2pOp> ops, const char *w
   return Status::Ok();
 }
 
+namespace {
+
+// XC_ALGO's word on a device collective: whether it forces one of the
+// device algorithms, and which.
+bool forced_device_algo(CollKind kind, device::CustomAlgo *wanted) {
+  const algo::ForcedChoice &fc = algo::forced_choice(kind);
+  if (!fc.status.ok() || !fc.forced) return false;
+  switch (fc.algo) {
+    case algo::Algo::kDevOneShot: *wanted = device::CustomAlgo::kOneShot; return true;
+    case algo::Algo::kDevTwoShot: *wanted = device::CustomAlgo::kTwoShot; return true;
+    case algo::Algo::kDevHcm: *wanted = device::CustomAlgo::kHcm; return true;
+    case algo::Algo::kDevGeneric: *wanted = device::CustomAlgo::kGeneric; return true;
+    default: return false;
+  }
+}
+
+// comm's intra-node kernels, made by the first op that may take them
+// (every rank reaches it at the same op, which every rank judges alike),
+// their set-up enqueued on s. Never waits.
+Status custom_of(xc_comm_s *comm, gpu::Device *dev, device::DeviceStream &s,
+                 std::shared_ptr<device::CustomComm> *out) {
+  std::lock_guard<std::mutex> g(comm->device_mu);
+  if (!comm->custom) {
+    std::shared_ptr<device::CustomComm> made = device::CustomComm::create(view_of(comm, dev));
+    int tag = static_cast<int>(comm->device_coll_seq.fetch_add(1) & device::kTagMask);
+    XC_TRY(s.enqueue(made->setup_job(tag)));
+    comm->custom = std::move(made);
+  }
+  *out = comm->custom;
+  return Status::Ok();
+}
+
+// The kernel for an op, or kGeneric, once the set-up is over; logged.
+device::CustomAlgo custom_pick(const device::CustomComm &cc, const CollDesc &d, size_t bytes, int n, bool forced,
+                               device::CustomAlgo wanted) {
+  const char *reason = "the intra-node kernels cannot run on these ranks";
+  device::CustomAlgo algo = device::CustomAlgo::kGeneric;
+  if (cc.usable()) algo = device::custom_choose(d.kind, bytes, n, cc.routes(), forced, wanted, &reason);
+  if (forced && algo != wanted)
+    XC_INFO("%s: XC_ALGO asks for %s, which these ranks cannot use here; using %s", coll_kind_name(d.kind),
+            device::custom_algo_name(wanted), device::custom_algo_name(algo));
+  XC_INFO("%s %zu B of device memory on %d ranks: %s (%s)", coll_kind_name(d.kind), bytes, n,
+          device::custom_algo_name(algo), reason);
+  return algo;
+}
+
+}  // namespace
+
 Status device_collective(xc_comm_s *comm, CollDesc &&desc, std::shared_ptr<device::OpOutcome> outcome,
                          const char *what) {
   Status why;
   gpu::Device *dev = device_for(comm, &why);
   if (!dev) return why;
+  XC_TRY(algo::forced_choice(desc.kind).status);  // a bad XC_ALGO fails every call alike
   std::shared_ptr<device::DeviceStream> s;
   {
     std::lock_guard<std::mutex> g(comm->device_mu);
     XC_TRY(stream_for_locked(comm, dev, XC_BIND_COLLECTIVES, &s));
+  }
+  size_t bytes = 0;
+  device::CustomAlgo wanted = device::CustomAlgo::kGeneric;
+  bool forced = forced_device_algo(desc.kind, &wanted);
+  bool candidate = !(forced && wanted == device::CustomAlgo::kGeneric) &&
+                   device::custom_candidate(desc, comm->size, &bytes);
+  std::shared_ptr<device::CustomComm> custom;
+  if (candidate) XC_TRY(custom_of(comm, dev, *s, &custom));
+  if (custom && custom->ready()) {
+    device::CustomAlgo algo = custom_pick(*custom, desc, bytes, comm->size, forced, wanted);
+    if (algo != device::CustomAlgo::kGeneric) {
+      comm->device_coll_seq.fetch_add(1);  // ops keep their numbers whichever path they take
+      return custom->enqueue(*s, desc, algo, comm->timeout_ms, std::move(outcome), comm->device_error, what);
+    }
+    custom.reset();
   }
   desc.own_arrays();
   int tag = static_cast<int>(comm->device_coll_seq.fetch_add(1) & device::kTagMask);
@@ -173,7 +252,15 @@ Status device_collective(xc_comm_s *comm, CollDesc &&desc, std::shared_ptr<devic
   job.what = what;
   job.timeout_ms = comm->timeout_ms;
   job.outcome = std::move(outcome);
-  job.run = recording(comm->device_error, [view = view_of(comm, dev), d = std::move(desc), tag](device::JobEnv &env) {
+  // Enqueued before the kernels' set-up was over: the choice is made once it
+  // is, on the stream's thread (the same on every rank either way).
+  job.run = recording(comm->device_error, [view = view_of(comm, dev), d = std::move(desc), tag, custom, bytes,
+                                           forced, wanted](device::JobEnv &env) {
+    if (custom) {
+      XC_TRY(custom->wait_ready(env.deadline()));
+      device::CustomAlgo algo = custom_pick(*custom, d, bytes, view.size, forced, wanted);
+      if (algo != device::CustomAlgo::kGeneric) return custom->run(env, d, algo, view.timeout_ms);
+    }
     return device::run_collective(view, d, tag, env);
   });
   return s->enqueue(std::move(job));
@@ -192,6 +279,7 @@ void device_ops_finish(xc_comm_s *comm) {
   comm->default_stream.reset();
   comm->coll_stream.reset();
   comm->peer_streams.clear();
+  comm->custom.reset();  // its kernels are done: every stream that ran one is drained
 }
 
 }  // namespace xc

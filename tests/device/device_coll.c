@@ -2,7 +2,7 @@
    against the reference computed locally from seeded inputs (the collective
    tests' table and references: tests/mp/coll/coll_ops.h, coll_check.h).
 
-     device_coll [--no-big] [OP[,OP...]]...      (default: every op)
+     device_coll [--no-big] [--kernels] [OP[,OP...]]...      (default: every op)
 
    Per op: every dtype x every reduction that applies (sum, prod, min, max,
    avg; band, bor, bxor on integers) x out of place and in place (where the
@@ -320,6 +320,41 @@ static void run_op(dc_t *m, const ct_op *op, int big) {
   }
 }
 
+/* --kernels: where the intra-node kernels' choices turn (one-shot up to
+   256 KiB, two-shot up to 10 MiB: docs/device-kernels.md), in the dtypes
+   and reductions they have: 1 element, 255 bytes' worth, one 16-byte
+   vector, the one-shot threshold -1, exact, +1 element; with big, the
+   two-shot threshold likewise and 16 MiB in float32 sum (copies: float32)
+   and bfloat16 avg. Sizes count the op's vector, or all n blocks. */
+#define KERNEL_ONESHOT_MAX ((size_t)256 << 10)
+#define KERNEL_TWOSHOT_MAX ((size_t)10 << 20)
+static void run_op_kernels(dc_t *m, const ct_op *op, int big) {
+  static const xc_dtype_t kReduceTypes[] = {XC_FLOAT32, XC_FLOAT16, XC_BFLOAT16};
+  static const xc_dtype_t kCopyTypes[] = {XC_INT8, XC_FLOAT16, XC_FLOAT32};
+  static const int kRedops[] = {XC_SUM, XC_MIN, XC_MAX, XC_AVG};
+  int reduces = (op->flags & CT_REDUCES) != 0, place, i;
+  size_t blocks = block_op(op) ? (size_t)m->nranks : 1, ti, oi, ci;
+  for (ti = 0; ti < 3; ++ti) {
+    const ct_dtype *dt = find_dtype(reduces ? kReduceTypes[ti] : kCopyTypes[ti]);
+    size_t es = dt->size, one = KERNEL_ONESHOT_MAX / blocks / es;
+    size_t counts[] = {1, 255 / es, 16 / es, one - 1, one, one + 1};
+    for (oi = 0; oi < (reduces ? 4u : 1u); ++oi)
+      for (place = 0; place < 2; ++place)
+        for (ci = 0; ci < sizeof counts / sizeof counts[0]; ++ci)
+          run_case(m, op, dt, reduces ? kRedops[oi] : CT_COPY, place, -1, counts[ci]);
+  }
+  if (strcmp(op->name, "allreduce") == 0) run_identity(m);
+  if (!big) return;
+  for (i = 0; i < 2; ++i) {
+    const ct_dtype *dt = find_dtype(i == 1 ? XC_BFLOAT16 : XC_FLOAT32);
+    int redop = !reduces ? CT_COPY : i == 1 ? XC_AVG : XC_SUM;
+    size_t two = KERNEL_TWOSHOT_MAX / blocks / dt->size;
+    size_t counts[] = {two - 1, two, two + 1, ((size_t)16 << 20) / blocks / dt->size};
+    for (ci = 0; ci < sizeof counts / sizeof counts[0]; ++ci)
+      for (place = 0; place < 2; ++place) run_case(m, op, dt, redop, place, -1, counts[ci]);
+  }
+}
+
 static void select_ops(const char *list, int *selected) {
   while (*list) {
     char name[64];
@@ -337,13 +372,15 @@ static void select_ops(const char *list, int *selected) {
 
 int main(int argc, char **argv) {
   dc_t m;
-  int selected[32] = {0}, any = 0, big = 1, i;
+  int selected[32] = {0}, any = 0, big = 1, kernels = 0, i;
   size_t k;
   double failures, t0 = now_s();
   memset(&m, 0, sizeof m);
   for (i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--no-big") == 0)
       big = 0;
+    else if (strcmp(argv[i], "--kernels") == 0)
+      kernels = 1;
     else
       select_ops(argv[i], selected), any = 1;
   }
@@ -368,7 +405,10 @@ int main(int argc, char **argv) {
     size_t before = m.cases;
     double t = now_s();
     if (!selected[k]) continue;
-    run_op(&m, &ct_ops[k], big);
+    if (kernels)
+      run_op_kernels(&m, &ct_ops[k], big);
+    else
+      run_op(&m, &ct_ops[k], big);
     if (m.rank == 0) printf("device_coll: %s: %zu cases, %.1f s\n", ct_ops[k].name, m.cases - before, now_s() - t);
     fflush(stdout);
   }

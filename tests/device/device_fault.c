@@ -30,7 +30,12 @@
    1 never joins and (at rank 0) a device receive from rank 1 that it never
    sends: xc_stream_synchronize returns XC_ERR_TIMEOUT with a message within
    the deadline plus a margin, the async error says so, the stream is usable
-   after, and the process goes on (the world still works). */
+   after, and the process goes on (the world still works).
+
+   The allreduces are of float32 sums: by default the intra-node kernels
+   take them (one-shot at 4 KiB, two-shot at 4 MiB), waiting for peers at a
+   flag barrier in device memory; XC_ALGO=dev_generic runs the same checks
+   on the host-coordinated path. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <signal.h>
@@ -68,22 +73,22 @@ static double ms_since(int64_t t0) { return (double)(verdict_now_ns() - t0) / 1e
   } while (0)
 
 static void fill_input(void *dev, size_t count, int salt) {
-  int32_t *h = (int32_t *)malloc(count * 4);
+  float *h = (float *)malloc(count * 4);
   size_t i;
   EXPECT(h != NULL, "out of memory");
-  for (i = 0; i < count; ++i) h[i] = (int32_t)((size_t)me * 7 + i % 1000 + (size_t)salt);
+  for (i = 0; i < count; ++i) h[i] = (float)((size_t)me * 7 + i % 1000 + (size_t)salt);
   dev_put(dev, h, count * 4);
   free(h);
 }
 
 static void check_output(const void *dev, size_t count, int salt) {
-  int32_t *h = (int32_t *)malloc(count * 4);
+  float *h = (float *)malloc(count * 4);
   size_t i;
   EXPECT(h != NULL, "out of memory");
   dev_get(h, dev, count * 4);
   for (i = 0; i < count; ++i) {
-    int32_t want = (int32_t)(7 * n * (n - 1) / 2 + n * (int)(i % 1000 + (size_t)salt));
-    EXPECT(h[i] == want, "warm-up allreduce: element %zu is %d, expected %d", i, h[i], want);
+    float want = (float)(7 * n * (n - 1) / 2 + n * (int)(i % 1000 + (size_t)salt));
+    EXPECT(h[i] == want, "allreduce: element %zu is %g, expected %g", i, h[i], want);
   }
   free(h);
 }
@@ -125,7 +130,7 @@ static int run_kill(void) {
   out = dev_alloc(world, BIG_COUNT * 4);
   for (k = 0; k < 3; ++k) {
     fill_input(in, 1001, k);
-    CALL(xc_allreduce(in, out, 1001, XC_INT32, XC_SUM, world));
+    CALL(xc_allreduce(in, out, 1001, XC_FLOAT32, XC_SUM, world));
     CALL(xc_stream_synchronize(s));
     check_output(out, 1001, k);
   }
@@ -134,13 +139,13 @@ static int run_kill(void) {
 
   fill_input(in, BIG_COUNT, 0);
   if (me == victim) {
-    for (k = 0; k < VICTIM_ENQUEUES; ++k) CALL(xc_allreduce(in, out, BIG_COUNT, XC_INT32, XC_SUM, world));
+    for (k = 0; k < VICTIM_ENQUEUES; ++k) CALL(xc_allreduce(in, out, BIG_COUNT, XC_FLOAT32, XC_SUM, world));
     verdict_write_file("victim.time", "%lld\n", (long long)verdict_now_ns());
     kill(getpid(), SIGKILL);
     for (;;) pause();
   }
   for (k = 0; k < BATCH; ++k) {
-    rc = xc_allreduce(in, out, BIG_COUNT, XC_INT32, XC_SUM, world);
+    rc = xc_allreduce(in, out, BIG_COUNT, XC_FLOAT32, XC_SUM, world);
     if (rc != XC_SUCCESS) { /* the failure may already be known at enqueue */
       EXPECT(is_failure_code(rc) || rc == XC_ERR_ABORTED, "enqueueing allreduce %d -> %s (%s)", k, xc_strerror(rc),
              xc_last_error());
@@ -183,7 +188,7 @@ static int run_kill(void) {
 
   /* A later allreduce needs the dead rank: it fails, at the call or at the synchronize. */
   t0 = verdict_now_ns();
-  rc = xc_allreduce(in, out, 1001, XC_INT32, XC_SUM, world);
+  rc = xc_allreduce(in, out, 1001, XC_FLOAT32, XC_SUM, world);
   if (rc == XC_SUCCESS) rc = xc_stream_synchronize(s);
   EXPECT(rc != XC_SUCCESS, "an allreduce after the peer died succeeded");
   EXPECT(ms_since(t0) < TIMEOUT_MS + MARGIN_MS, "an allreduce after the peer died took %.0f ms to fail", ms_since(t0));
@@ -222,16 +227,21 @@ static void timeout_once(xc_comm_t world, int p2p) {
   s = dev_stream(d);
   CALL(xc_stream_bind(d, s, XC_BIND_COLLECTIVES));
   CALL(xc_stream_bind(d, s, 1));
+  /* Every rank once, so the op that follows finds the intra-node kernels
+     set up and waits inside one (on the generic path: a plain warm-up). */
   fill_input(in, 1001, 0);
+  CALL(xc_allreduce(in, out, 1001, XC_FLOAT32, XC_SUM, d));
+  CALL(xc_stream_synchronize(s));
+  check_output(out, 1001, 0);
   if (waits) {
     int64_t t0 = verdict_now_ns();
     xc_result_t rc, async = XC_SUCCESS;
     double ms;
     char msg[512];
     if (p2p)
-      CALL(xc_recv(out, 1001, XC_INT32, 1, 5, d, NULL));
+      CALL(xc_recv(out, 1001, XC_FLOAT32, 1, 5, d, NULL));
     else
-      CALL(xc_allreduce(in, out, 1001, XC_INT32, XC_SUM, d));
+      CALL(xc_allreduce(in, out, 1001, XC_FLOAT32, XC_SUM, d));
     rc = xc_stream_synchronize(s);
     ms = ms_since(t0);
     snprintf(msg, sizeof msg, "%s", xc_last_error());
@@ -280,7 +290,7 @@ static int run_timeout(void) {
   in = dev_alloc(world, 1001 * 4);
   out = dev_alloc(world, 1001 * 4);
   fill_input(in, 1001, 3);
-  CALL(xc_allreduce(in, out, 1001, XC_INT32, XC_SUM, world));
+  CALL(xc_allreduce(in, out, 1001, XC_FLOAT32, XC_SUM, world));
   CALL(xc_stream_synchronize(s));
   check_output(out, 1001, 3);
   CALL(xc_stream_destroy(s));
@@ -319,7 +329,12 @@ static void abort_once(xc_comm_t world, int threaded) {
   CALL(xc_comm_dup(world, &d));
   s = dev_stream(d);
   CALL(xc_stream_bind(d, s, XC_BIND_COLLECTIVES));
+  /* Every rank once, so the op that follows finds the intra-node kernels
+     set up and waits inside one (on the generic path: a plain warm-up). */
   fill_input(in, 1001, 0);
+  CALL(xc_allreduce(in, out, 1001, XC_FLOAT32, XC_SUM, d));
+  CALL(xc_stream_synchronize(s));
+  check_output(out, 1001, 0);
   if (me != 1) {
     sync_thread_t t;
     pthread_t th;
@@ -328,7 +343,7 @@ static void abort_once(xc_comm_t world, int threaded) {
     memset(&t, 0, sizeof t);
     t.s = s;
     /* Rank 1 never enters this allreduce. */
-    CALL(xc_allreduce(in, out, 1001, XC_INT32, XC_SUM, d));
+    CALL(xc_allreduce(in, out, 1001, XC_FLOAT32, XC_SUM, d));
     if (threaded) {
       EXPECT(pthread_create(&th, NULL, sync_main, &t) == 0, "pthread_create failed");
       while (!__atomic_load_n(&t.started, __ATOMIC_SEQ_CST)) {
@@ -360,7 +375,7 @@ static void abort_once(xc_comm_t world, int threaded) {
     EXPECT(async == XC_ERR_ABORTED, "%s: xc_comm_get_async_error -> %s, expected XC_ERR_ABORTED", how,
            xc_strerror(async));
     /* Later device ops on the aborted communicator fail, at the call or on the stream. */
-    rc = xc_allreduce(in, out, 1001, XC_INT32, XC_SUM, d);
+    rc = xc_allreduce(in, out, 1001, XC_FLOAT32, XC_SUM, d);
     if (rc == XC_SUCCESS) rc = xc_stream_synchronize(s);
     EXPECT(rc == XC_ERR_ABORTED, "%s: an allreduce after the abort -> %s (%s), expected XC_ERR_ABORTED", how,
            xc_strerror(rc), xc_last_error());
@@ -403,7 +418,7 @@ static int run_abort(void) {
   in = dev_alloc(world, 1001 * 4);
   out = dev_alloc(world, 1001 * 4);
   fill_input(in, 1001, 5);
-  CALL(xc_allreduce(in, out, 1001, XC_INT32, XC_SUM, world));
+  CALL(xc_allreduce(in, out, 1001, XC_FLOAT32, XC_SUM, world));
   CALL(xc_stream_synchronize(s));
   check_output(out, 1001, 5);
   CALL(xc_stream_destroy(s));

@@ -405,6 +405,14 @@ CUresult cuFuncLoad(void *f) {
   return f ? kSuccess : kInvalidValue;
 }
 
+// Never capturing: graphs are the GPU's business (tests/device).
+CUresult cuStreamIsCapturing(void *, int *status) {
+  FAKE_ENTRY("cuStreamIsCapturing");
+  if (!in_context()) return kInvalidContext;
+  *status = 0;
+  return kSuccess;
+}
+
 CUresult cuStreamWaitValue64_v2(void *stream, unsigned long long addr, unsigned long long value, unsigned flags) {
   FAKE_ENTRY("cuStreamWaitValue64_v2");
   if (!in_context()) return kInvalidContext;

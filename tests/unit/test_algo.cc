@@ -1143,13 +1143,15 @@ void algorithm_table(void **) {
     unequal.equal_hosts = false;
     for (int k = 0; k < xc::kCollKindCount; ++k) {
       CollKind kind = static_cast<CollKind>(k);
-      assert_false(xc::algo::algo_usable(kind, id, device));  // nothing moves device memory yet
-      assert_int_equal(xc::algo::algo_usable(kind, id, remote), !shm && !hier);
-      assert_int_equal(xc::algo::algo_usable(kind, id, local_cma), !hier);
+      // The device algorithms (run by the device layer) move device memory only.
+      bool host = (e.memory & xc::algo::mem_bit(xc::MemKind::kHost)) != 0;
+      assert_int_equal(xc::algo::algo_usable(kind, id, device), !host);
+      assert_int_equal(xc::algo::algo_usable(kind, id, remote), host && !shm && !hier);
+      assert_int_equal(xc::algo::algo_usable(kind, id, local_cma), host && !hier);
       bool needs_cma = (e.single_copy_ops & xc::algo::op_bit(kind)) != 0;
-      assert_int_equal(xc::algo::algo_usable(kind, id, local), !needs_cma && !hier);
-      assert_int_equal(xc::algo::algo_usable(kind, id, spread), !shm);
-      assert_int_equal(xc::algo::algo_usable(kind, id, unequal), !shm && id != Algo::kHierMultiLeader);
+      assert_int_equal(xc::algo::algo_usable(kind, id, local), host && !needs_cma && !hier);
+      assert_int_equal(xc::algo::algo_usable(kind, id, spread), host && !shm);
+      assert_int_equal(xc::algo::algo_usable(kind, id, unequal), host && !shm && id != Algo::kHierMultiLeader);
     }
   }
 }

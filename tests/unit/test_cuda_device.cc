@@ -181,16 +181,24 @@ void kernel_names(void **) {
   assert_true(reduce_kernel_name(XC_FLOAT64, XC_BAND).empty());  // bitwise ops: integers only
   assert_true(reduce_kernel_name(static_cast<xc_dtype_t>(10), XC_SUM).empty());
   assert_true(reduce_kernel_name(XC_INT8, static_cast<xc_op_t>(-1)).empty());
+  using xc::gpu::custom_kernel_name;
+  assert_string_equal(custom_kernel_name(XC_BFLOAT16, XC_MIN).c_str(), "xc_custom_XC_BFLOAT16_XC_MIN");
+  assert_string_equal(custom_kernel_name(XC_FLOAT16, XC_AVG).c_str(), "xc_custom_XC_FLOAT16_XC_SUM");
+  assert_true(custom_kernel_name(XC_FLOAT64, XC_SUM).empty());  // the 16- and 32-bit floats only
+  assert_true(custom_kernel_name(XC_FLOAT32, XC_PROD).empty());
 }
 
-// Every name the loader can ask for: each dtype × op with a kernel, and the
-// gate (unused in a build without kernels).
+// Every name the loader can ask for: each dtype × op with a reduction
+// kernel, the intra-node kernels (AVG shares SUM's), and the gate (unused in
+// a build without kernels).
 [[maybe_unused]] std::vector<std::string> all_kernel_names() {
-  std::vector<std::string> names{xc::gpu::kGateKernelName};
+  std::vector<std::string> names{xc::gpu::kGateKernelName, xc::gpu::kCustomGatherKernelName};
   for (int d = 0; d < xc::reduce_table::kNumDtypes; ++d)
     for (int o = 0; o < xc::reduce_table::kNumOps; ++o) {
       std::string n = xc::gpu::reduce_kernel_name(static_cast<xc_dtype_t>(d), static_cast<xc_op_t>(o));
       if (!n.empty()) names.push_back(n);
+      if (o != XC_AVG) n = xc::gpu::custom_kernel_name(static_cast<xc_dtype_t>(d), static_cast<xc_op_t>(o));
+      if (o != XC_AVG && !n.empty()) names.push_back(n);
     }
   return names;
 }
@@ -211,7 +219,8 @@ void fatbin_holds_every_kernel(void **) {
   assert_int_equal(magic, 0xBA55ED50u);
   assert_int_equal(header + rest, kKernelsFatbinSize);  // embedded whole
   std::vector<std::string> names = all_kernel_names();
-  assert_int_equal(names.size(), 1 + 6 * 7 + 4 * 4);  // the gate; 6 integer dtypes × 7 ops, 4 float dtypes × 4
+  // The gate and the gather; 6 integer dtypes × 7 ops, 4 float dtypes × 4; 3 floats × sum, min, max.
+  assert_int_equal(names.size(), 2 + 6 * 7 + 4 * 4 + 3 * 3);
   for (const std::string &n : names)
     if (!memmem(kKernelsFatbin, kKernelsFatbinSize, n.c_str(), n.size() + 1))
       fail_msg("%s is not in the fatbin", n.c_str());
