@@ -27,6 +27,13 @@
 
 namespace xc::device {
 
+// allreduce, reduce_scatter or allgather on a communicator of one rank: a
+// copy of the input to the output on the application's stream (none in
+// place), no host step, so it captures like the kernels.
+bool custom_local_kind(CollKind kind);
+Status enqueue_local(DeviceStream &stream, const CollDesc &d, uint64_t timeout_ms, std::shared_ptr<OpOutcome> outcome,
+                     const std::string &what);
+
 class CustomComm : public std::enable_shared_from_this<CustomComm> {
  public:
   // Made by the first op on a communicator that may take the kernels

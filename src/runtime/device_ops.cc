@@ -231,6 +231,8 @@ Status device_collective(xc_comm_s *comm, CollDesc &&desc, std::shared_ptr<devic
     std::lock_guard<std::mutex> g(comm->device_mu);
     XC_TRY(stream_for_locked(comm, dev, XC_BIND_COLLECTIVES, &s));
   }
+  if (comm->size == 1 && device::custom_local_kind(desc.kind))
+    return device::enqueue_local(*s, desc, comm->timeout_ms, std::move(outcome), what);
   size_t bytes = 0;
   device::CustomAlgo wanted = device::CustomAlgo::kGeneric;
   bool forced = forced_device_algo(desc.kind, &wanted);
