@@ -51,6 +51,12 @@ X=build-gpu/src/tools/xcrun B=build-gpu/src/tools/xc-bench
   b -n 2 "$B" allreduce -m device -b 8 -e 64M -f 8 -n 10 -w 2
   b -n 4 "$B" allreduce -m device -b 8 -e 64M -f 8 -n 10 -w 2
   b -n 4 "$B" allgather -m device -b 1K -e 64M -f 8 -n 10 -w 2
+  # The intra-node kernels beside the generic path, each forced (docs/device-kernels.md).
+  for n in 2 4; do
+    for algo in dev_oneshot dev_twoshot dev_generic; do
+      XC_ALGO=$algo b -n $n "$B" allreduce -m device -b 8 -e 16M -f 4 -n 20 -w 3
+    done
+  done
 } >"$out/bench.txt" 2>&1
 el done >>"$info"
 cat "$info"
