@@ -59,6 +59,10 @@ enum CustomStop : uint32_t { kCustomRunning = 0, kCustomAborted = 1, kCustomPeer
 struct CustomPad {
   uint64_t flag[kCustomMaxBlocks * kCustomMaxRanks];
   uint64_t counter[kCustomMaxBlocks];  // this rank's barriers passed, per block (only it writes them)
+  // Where this rank's input of the current op is, per block, written before
+  // the first barrier: 1 + its registry slot and the offset in it, or 0:
+  // staged in its workspace.
+  uint64_t source[kCustomMaxBlocks][2];
 };
 
 struct CustomArgs {
@@ -79,7 +83,14 @@ struct CustomArgs {
   // its own relay slot j for others.
   int32_t via[kCustomMaxRanks];
   int32_t forward[kCustomMaxRanks];
-  void *out;  // this rank's output
+  // This rank's input read in place (a registered buffer every peer has
+  // mapped: device/custom_registry.h), published in its pad as (my_slot,
+  // my_offset); my_slot -1: staged in data[rank].
+  int32_t my_slot;
+  uint64_t my_offset;
+  const char *my_input;
+  const uint64_t *registry;  // [slot * kCustomMaxRanks + rank]: that rank's slot mapped here
+  void *out;                 // this rank's output
   // Host-mapped words of the communicator, sticky: non-zero stop makes every
   // kernel stop waiting (1 aborted, 2 a peer failed, 3 a kernel timed out,
   // which sets it and who: 1 + the rank it waited for).

@@ -70,13 +70,36 @@ XC_HD uint64_t custom_barriers(const CustomArgs &a) {
   return 3;
 }
 
-// Where this rank reads source j's input: HCM goes through a neighbour's
-// relay slot where there is no direct link.
+// Before the first barrier: where this rank's input is, for its peers.
+XC_KERNEL_FN void custom_publish(const Exec &ex, const CustomArgs &a) {
+  if (ex.thread() != 0) return;
+  volatile uint64_t *src = a.pads[a.rank]->source[ex.block()];
+  store_flag(&src[1], a.my_offset);
+  store_flag(&src[0], a.my_slot >= 0 ? static_cast<uint64_t>(a.my_slot) + 1 : 0);
+}
+
+// After it: rank j's input reached here, as j published it.
+XC_HD const char *custom_input(const CustomArgs &a, int j, unsigned block) {
+  if (j == a.rank) return a.my_slot >= 0 ? a.my_input : a.data[j];
+  const volatile uint64_t *src = a.pads[j]->source[block];
+  uint64_t slot = load_flag(&src[0]);
+  if (slot == 0) return a.data[j];
+  const volatile uint64_t *at = &a.registry[(slot - 1) * kCustomMaxRanks + static_cast<uint64_t>(j)];
+  return reinterpret_cast<const char *>(static_cast<uintptr_t>(load_flag(at))) + load_flag(&src[1]);
+}
+
+// Every rank's input, reached here (after the first barrier).
+XC_KERNEL_FN void custom_inputs(const Exec &ex, const CustomArgs &a, const char **in) {
+  for (int j = 0; j < a.n; ++j) in[j] = custom_input(a, j, ex.block());
+}
+
+// Where this rank reads source j: HCM goes through a neighbour's relay
+// slot where there is no direct link.
 template <class T>
-XC_HD const char *custom_source(const CustomArgs &a, int j) {
+XC_HD const char *custom_source(const CustomArgs &a, const char *const *in, int j) {
   if (a.algo == kCustomHcm && j != a.rank && a.via[j] >= 0)
     return a.relay[a.via[j]] + static_cast<uint64_t>(j) * a.count * sizeof(T);
-  return a.data[j];
+  return in[j];
 }
 
 template <xc_dtype_t D, xc_op_t O>
@@ -93,12 +116,15 @@ XC_KERNEL_FN void custom_reduce_body(const Exec &ex, const CustomArgs &a) {
     uint64_t step = base;
     const uint64_t first = ex.first(), stride = ex.stride();
     const int n = a.n;
+    const char *in[kCustomMaxRanks];
+    custom_publish(ex, a);
     bool ok = custom_barrier(ex, a, ++step, start);
+    if (ok) custom_inputs(ex, a, in);
     if (ok && a.mode == kCustomReduceScatter) {
       const uint64_t at = static_cast<uint64_t>(a.rank) * a.count;
       for (uint64_t i = first; i < a.count; i += stride) {
-        A acc = load_acc<T, K>(a.data[0], at + i);
-        for (int j = 1; j < n; ++j) acc = combine<O, false>(acc, load_acc<T, K>(a.data[j], at + i));
+        A acc = load_acc<T, K>(in[0], at + i);
+        for (int j = 1; j < n; ++j) acc = combine<O, false>(acc, load_acc<T, K>(in[j], at + i));
         if (a.avg_divisor > 0) acc = acc / static_cast<A>(a.avg_divisor);
         store_acc<T, K>(a.out, i, acc);
       }
@@ -110,8 +136,8 @@ XC_KERNEL_FN void custom_reduce_body(const Exec &ex, const CustomArgs &a) {
       const uint64_t lo = chunk * static_cast<uint64_t>(a.rank);
       const uint64_t hi = lo + chunk < a.count ? lo + chunk : a.count;
       for (uint64_t i = lo + first; i < hi; i += stride) {
-        A acc = load_acc<T, K>(a.data[0], i);
-        for (int j = 1; j < n; ++j) acc = combine<O, false>(acc, load_acc<T, K>(a.data[j], i));
+        A acc = load_acc<T, K>(in[0], i);
+        for (int j = 1; j < n; ++j) acc = combine<O, false>(acc, load_acc<T, K>(in[j], i));
         if (a.avg_divisor > 0) acc = acc / static_cast<A>(a.avg_divisor);
         store_acc<T, K>(a.data[a.rank], i, acc);
       }
@@ -129,15 +155,15 @@ XC_KERNEL_FN void custom_reduce_body(const Exec &ex, const CustomArgs &a) {
         // Forward the sources a neighbour cannot read over its own links.
         for (int j = 0; j < n; ++j) {
           if (!a.forward[j]) continue;
-          const T *src = reinterpret_cast<const T *>(a.data[j]);
+          const T *src = reinterpret_cast<const T *>(in[j]);
           T *dst = reinterpret_cast<T *>(a.relay[a.rank] + static_cast<uint64_t>(j) * a.count * sizeof(T));
           for (uint64_t i = first; i < a.count; i += stride) dst[i] = src[i];
         }
         ok = custom_barrier(ex, a, ++step, start);
       }
       for (uint64_t i = first; ok && i < a.count; i += stride) {
-        A acc = load_acc<T, K>(custom_source<T>(a, 0), i);
-        for (int j = 1; j < n; ++j) acc = combine<O, false>(acc, load_acc<T, K>(custom_source<T>(a, j), i));
+        A acc = load_acc<T, K>(custom_source<T>(a, in, 0), i);
+        for (int j = 1; j < n; ++j) acc = combine<O, false>(acc, load_acc<T, K>(custom_source<T>(a, in, j), i));
         if (a.avg_divisor > 0) acc = acc / static_cast<A>(a.avg_divisor);
         store_acc<T, K>(a.out, i, acc);
       }
@@ -154,10 +180,13 @@ XC_KERNEL_FN void custom_gather_body(const Exec &ex, const CustomArgs &a) {
   const unsigned b = ex.block();
   const uint64_t start = ex.now_ns();
   const uint64_t base = a.pads[a.rank]->counter[b];
+  const char *in[kCustomMaxRanks];
+  custom_publish(ex, a);
   bool ok = custom_barrier(ex, a, base + 1, start);
+  if (ok) custom_inputs(ex, a, in);
   char *out = static_cast<char *>(a.out);
   for (int p = 0; ok && p < a.n; ++p) {
-    const char *src = a.data[p];
+    const char *src = in[p];
     char *dst = out + static_cast<uint64_t>(p) * a.count;
     for (uint64_t i = ex.first(); i < a.count; i += ex.stride()) dst[i] = src[i];
   }

@@ -22,6 +22,11 @@ constexpr uint64_t kControlCtxOffset = 3;  // device collectives' exchanges and 
 // acknowledgement's id with this bit set, so the two never match.
 constexpr int kTagMask = 0x3fffffff;
 constexpr int kAckTagBit = 0x40000000;
+// The top two acknowledgement tags are the kernels' registry's (device/
+// custom_registry.h): a registration announced, and its acknowledgement.
+constexpr int kRegistryAnnounceTag = kAckTagBit | kTagMask;
+constexpr int kRegistryAckTag = kAckTagBit | (kTagMask - 1);
+constexpr uint32_t kAckIds = kTagMask - 1;  // acknowledgement ids below them
 
 struct CommView {
   P2pEngine *engine = nullptr;

@@ -9,22 +9,27 @@ Messages::~Messages() {
     if (!r->done) c_.engine->cancel(r.get(), Error(XC_ERR_ABORTED, "the device op gave up"));
 }
 
-Request *Messages::post(bool send, uint64_t ctx_offset, int peer, int tag, void *data, size_t bytes,
-                        bool collective) {
+std::unique_ptr<Request> post_message(const CommView &c, bool send, uint64_t ctx_offset, int peer, int tag,
+                                      void *data, size_t bytes, bool collective) {
   auto r = std::make_unique<Request>();
   r->kind = send ? RequestKind::kSend : RequestKind::kRecv;
   r->collective = collective;
-  r->ctx = c_.ctx + ctx_offset;
-  r->peer = peer < 0 ? -1 : c_.fabric_rank(peer);
+  r->ctx = c.ctx + ctx_offset;
+  r->peer = peer < 0 ? -1 : c.fabric_rank(peer);
   r->tag = tag;
-  r->members = c_.members;
+  r->members = c.members;
   r->buf = data;
   r->bytes = bytes;
   if (send)
-    c_.engine->post_send(r.get());
+    c.engine->post_send(r.get());
   else
-    c_.engine->post_recv(r.get());
-  reqs_.push_back(std::move(r));
+    c.engine->post_recv(r.get());
+  return r;
+}
+
+Request *Messages::post(bool send, uint64_t ctx_offset, int peer, int tag, void *data, size_t bytes,
+                        bool collective) {
+  reqs_.push_back(post_message(c_, send, ctx_offset, peer, tag, data, bytes, collective));
   return reqs_.back().get();
 }
 

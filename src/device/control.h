@@ -12,6 +12,12 @@
 
 namespace xc::device {
 
+// One message posted on the engine, outside any Messages: for exchanges
+// that outlive an op (the kernels' registry). Cancel it if not done before
+// it goes.
+std::unique_ptr<Request> post_message(const CommView &c, bool send, uint64_t ctx_offset, int peer, int tag,
+                                      void *data, size_t bytes, bool collective);
+
 class Messages {
  public:
   explicit Messages(const CommView &c) : c_(c) {}

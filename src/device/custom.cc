@@ -171,6 +171,14 @@ Status CustomComm::set_up(int tag, JobEnv &env) {
   std::vector<int> gpus(static_cast<size_t>(n_));
   for (int j = 0; j < n_; ++j) gpus[static_cast<size_t>(j)] = theirs[static_cast<size_t>(j)].gpu;
   routes_ = custom_routes(host_topology(), gpus);
+  if (usable_) {
+    auto registry = std::make_unique<CustomRegistry>(c);
+    Status st = registry->init();
+    if (st.ok())
+      registry_ = std::move(registry);
+    else
+      XC_WARN("intra-node kernels: no registry, registered buffers are staged: %s", st.message().c_str());
+  }
   XC_INFO("intra-node kernels on %s: %s; GPU pairs %s; HCM routes %s", c.name.c_str(),
           usable_ ? "workspaces mapped" : "not usable here (generic path)",
           routes_.reach_all ? "all reachable" : "not all reachable", routes_.hcm ? "yes" : "no");
@@ -193,6 +201,11 @@ void CustomComm::stop(uint32_t why, int rank) {
   if (stop->load() != running) return;  // the first reason stays
   if (rank >= 0) reinterpret_cast<std::atomic<uint32_t> *>(f + kWhoWord)->store(static_cast<uint32_t>(rank + 1));
   stop->compare_exchange_strong(running, why);
+}
+
+void CustomComm::serve() {
+  watch_members();
+  if (registry_) registry_->serve();
 }
 
 void CustomComm::watch_members() {
@@ -270,7 +283,15 @@ Status CustomComm::launch(const CollDesc &d, CustomAlgo algo, uint64_t timeout_m
   a.who = reinterpret_cast<volatile uint32_t *>(flags + kWhoWord);
   a.timeout_ns = sat_ms(timeout_ms, 1000000, 0);
 
-  XC_TRY(dev_->copy_async(data(me_), input, staged, s));
+  // A registered input every peer maps is read in place; an in-place op's is
+  // not (peers would read what the kernel overwrites).
+  a.my_slot = -1;
+  if (registry_) {
+    a.registry = registry_->table();
+    if (!d.in_place) a.my_slot = registry_->in_place(input, staged, &a.my_offset);
+  }
+  a.my_input = static_cast<const char *>(input);
+  if (a.my_slot < 0) XC_TRY(dev_->copy_async(data(me_), input, staged, s));
   return dev_->launch_custom(a, s);
 }
 
@@ -283,7 +304,7 @@ Status CustomComm::enqueue(DeviceStream &stream, const CollDesc &d, CustomAlgo a
   check.timeout_ms = sat_ms(timeout_ms, 2, 1000);
   check.outcome = std::move(outcome);
   std::shared_ptr<CustomComm> self = shared_from_this();
-  check.while_waiting = [self] { self->watch_members(); };
+  check.while_waiting = [self] { self->serve(); };
   check.run = [self, algo, timeout_ms, first_error = std::move(first_error)](JobEnv &) {
     Status st = self->outcome(algo, timeout_ms);
     int none = 0;
@@ -297,7 +318,7 @@ Status CustomComm::run(JobEnv &env, const CollDesc &d, CustomAlgo algo, uint64_t
   XC_TRY(launch(d, algo, timeout_ms, env.work()));
   gpu::Event *done = nullptr;
   XC_TRY(dev_->event_record(env.work(), &done));
-  XC_TRY(gpu::event_wait(dev_, done, Deadline::AfterMs(sat_ms(timeout_ms, 2, 1000)), [this] { watch_members(); }));
+  XC_TRY(gpu::event_wait(dev_, done, Deadline::AfterMs(sat_ms(timeout_ms, 2, 1000)), [this] { serve(); }));
   return outcome(algo, timeout_ms);
 }
 

@@ -23,6 +23,7 @@
 #include "coll/desc.h"
 #include "device/comm_view.h"
 #include "device/custom_choice.h"
+#include "device/custom_registry.h"
 #include "device/stream.h"
 
 namespace xc::device {
@@ -81,6 +82,9 @@ class CustomComm : public std::enable_shared_from_this<CustomComm> {
   void stop(uint32_t why, int rank);
   // The first failed member, if any: then the kernels stop (a check's watch).
   void watch_members();
+  // What a check does while its kernel runs: watch_members, and the
+  // registry's announcements and acknowledgements.
+  void serve();
   // What the kernels' words say, as the op's status.
   Status outcome(CustomAlgo algo, uint64_t timeout_ms) const;
   char *pad(int r) const { return base_[static_cast<size_t>(r)]; }
@@ -96,6 +100,7 @@ class CustomComm : public std::enable_shared_from_this<CustomComm> {
   gpu::SharedFlags flags_;       // the stop and who words the kernels read and set
   CustomRoutes routes_{};
   bool usable_ = false;
+  std::unique_ptr<CustomRegistry> registry_;  // registered inputs read in place (null: all staged)
   // The set-up's end: ready_ set last, under mu_, with its error.
   std::mutex mu_;
   std::condition_variable cv_;

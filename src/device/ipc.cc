@@ -118,6 +118,19 @@ Status register_buffer(gpu::Device *dev, void *p, size_t bytes) {
   return Status::Ok();
 }
 
+bool find_registration(const void *p, size_t bytes, uintptr_t *start, size_t *length, BufDesc *desc) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> g(g_mu);
+  auto it = g_registered.upper_bound(a);
+  if (it == g_registered.begin()) return false;
+  --it;
+  if (a + bytes > it->first + it->second.bytes) return false;
+  *start = it->first;
+  *length = it->second.bytes;
+  *desc = it->second.desc;
+  return true;
+}
+
 Status deregister_buffer(void *p) {
   std::lock_guard<std::mutex> g(g_mu);
   if (g_registered.erase(reinterpret_cast<uintptr_t>(p)) == 0)

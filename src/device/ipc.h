@@ -48,5 +48,8 @@ constexpr size_t kMaxMapped = 256;
 Status register_buffer(gpu::Device *dev, void *p, size_t bytes);
 // Forget a registration; XC_ERR_INVALID_ARGUMENT when p was not registered.
 Status deregister_buffer(void *p);
+// The registration holding all of [p, p + bytes), if one does: its start,
+// its length and the description of its start.
+bool find_registration(const void *p, size_t bytes, uintptr_t *start, size_t *length, BufDesc *desc);
 
 }  // namespace xc::device

@@ -23,7 +23,7 @@ struct Ack {
 
 std::atomic<uint32_t> g_next_ack{1};
 
-int ack_tag(uint32_t id) { return kAckTagBit | static_cast<int>(id & kTagMask); }
+int ack_tag(uint32_t id) { return kAckTagBit | static_cast<int>(id % kAckIds); }
 
 // A deadline that passed, said the way the user sees it.
 Status unmatched(const CommView &c, const P2pOp &op) {

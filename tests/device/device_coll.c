@@ -2,7 +2,11 @@
    against the reference computed locally from seeded inputs (the collective
    tests' table and references: tests/mp/coll/coll_ops.h, coll_check.h).
 
-     device_coll [--no-big] [--kernels] [OP[,OP...]]...      (default: every op)
+     device_coll [--no-big] [--kernels] [--registered] [OP[,OP...]]...      (default: every op)
+
+   --kernels runs the sizes where the intra-node kernels' choices turn
+   (run_op_kernels); --registered registers the send-side buffers
+   (xc_buffer_register), which the kernels then read in place.
 
    Per op: every dtype x every reduction that applies (sum, prod, min, max,
    avg; band, bor, bxor on integers) x out of place and in place (where the
@@ -55,6 +59,8 @@ typedef struct {
   size_t cases, calls;
   void *pool[2]; /* device memory reused by every case: send side, receive side */
   size_t pool_bytes[2];
+  int registered;       /* --registered: the send pool is an xc_buffer_register'ed buffer */
+  xc_buffer_t pool_reg; /* its registration */
   uint64_t *hashes;
   size_t identity_failures;
 } dc_t;
@@ -68,9 +74,12 @@ static double now_s(void) {
 /* At least bytes of device pool i (grown by reallocating). */
 static void *pool(dc_t *m, int i, size_t bytes) {
   if (bytes > m->pool_bytes[i]) {
+    if (i == 0 && m->pool_reg) MP_CHECK(xc_buffer_deregister(m->pool_reg));
+    m->pool_reg = NULL;
     if (m->pool[i]) dev_free(m->comm, m->pool[i]);
     m->pool_bytes[i] = bytes + bytes / 4;
     m->pool[i] = dev_alloc(m->comm, m->pool_bytes[i]);
+    if (i == 0 && m->registered) MP_CHECK(xc_buffer_register(m->comm, m->pool[0], m->pool_bytes[0], &m->pool_reg));
   }
   return m->pool[i];
 }
@@ -381,6 +390,8 @@ int main(int argc, char **argv) {
       big = 0;
     else if (strcmp(argv[i], "--kernels") == 0)
       kernels = 1;
+    else if (strcmp(argv[i], "--registered") == 0)
+      m.registered = 1;
     else
       select_ops(argv[i], selected), any = 1;
   }
@@ -415,6 +426,7 @@ int main(int argc, char **argv) {
 
   MP_CHECK(xc_stream_synchronize(m.stream));
   MP_CHECK(xc_stream_destroy(m.stream));
+  if (m.pool_reg) MP_CHECK(xc_buffer_deregister(m.pool_reg));
   if (m.pool[0]) dev_free(m.comm, m.pool[0]);
   if (m.pool[1]) dev_free(m.comm, m.pool[1]);
   /* The verdict is collective, so every rank exits alike. */

@@ -3,7 +3,8 @@
 # XC_DEBUG=INFO and check from the log which device algorithms its
 # collectives took. EXPECT is a comma-separated list of the algorithms that
 # must each have run at least once ("dev_oneshot,dev_twoshot"), or "none":
-# no intra-node kernel may run (only dev_generic).
+# no intra-node kernel may run (only dev_generic); "in_place" in the list:
+# some rank's registered buffer came to be read in place by every peer.
 set -u
 source "$(dirname "$0")/../common/checks.sh"
 expect=$1
@@ -19,7 +20,11 @@ if [ "$expect" = none ]; then
   grep -qE 'dev_(oneshot|twoshot|hcm)$' <<<"$taken" && fail "an intra-node kernel ran where none may"
 else
   for algo in ${expect//,/ }; do
-    grep -qE " $algo\$" <<<"$taken" || fail "no collective took $algo"
+    if [ "$algo" = in_place ]; then
+      grep -q 'registered buffer .* read in place' "$tmp"/log.* || fail "no registered buffer came to be read in place"
+    else
+      grep -qE " $algo\$" <<<"$taken" || fail "no collective took $algo"
+    fi
   done
 fi
 finish
