@@ -155,6 +155,26 @@ Status DeviceStream::enqueue(Job job) {
   return Status::Ok();
 }
 
+Status DeviceStream::enqueue_direct(Job job, const std::function<Status(gpu::Stream *user)> &issue) {
+  std::lock_guard<std::mutex> order(enqueue_mu_);
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    seq = enqueued_ + 1;
+  }
+  XC_TRY(issue(user_));
+  gpu::Event *done = nullptr;
+  XC_TRY(dev_->event_record(user_, &done));
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (job.timeout_ms > longest_timeout_ms_) longest_timeout_ms_ = job.timeout_ms;
+    enqueued_ = seq;
+    queue_.push_back(Pending{std::move(job), seq, done});
+  }
+  cv_.notify_all();
+  return Status::Ok();
+}
+
 Status DeviceStream::synchronize(Deadline deadline) {
   std::unique_lock<std::mutex> lk(mu_);
   uint64_t target = enqueued_;
@@ -191,6 +211,7 @@ void DeviceStream::run_one(Pending &p) {
   Status drained = env.finish_work();  // also after a failure: nothing of ours writes on after the gate opens
   if (st.ok()) st = std::move(drained);
   reinterpret_cast<std::atomic<uint64_t> *>(released())->store(p.seq, std::memory_order_release);
+  if (!st.ok() && p.job.failed) p.job.failed(st);
   if (!st.ok()) {
     st = std::move(st.with_context(p.job.what));
     std::lock_guard<std::mutex> g(mu_);

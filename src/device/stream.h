@@ -80,6 +80,9 @@ struct Job {
   uint64_t timeout_ms = 0;
   std::function<Status(JobEnv &)> run;
   std::shared_ptr<OpOutcome> outcome;  // may be null
+  // Called on the stream's thread when the op failed or timed out (an
+  // NCCL op aborts its communicator); may be null.
+  std::function<void(const Status &)> failed;
 };
 
 class DeviceStream {
@@ -92,6 +95,15 @@ class DeviceStream {
 
   // Queue job behind everything enqueued on the stream so far; returns once queued.
   Status enqueue(Job job);
+  // An op that a library enqueues on the application's stream itself
+  // (NCCL): issue(the application's stream; the library takes
+  // device()->stream_native of it) runs now, on the calling thread, in order
+  // with the jobs enqueued before it (their gates sit on that stream ahead
+  // of it); no gate is needed, the library's own work orders the stream.
+  // Then the stream's thread waits for it (an event recorded after it,
+  // under job.timeout_ms) and runs job.run, which reads the library's
+  // asynchronous errors. An error from issue is returned and nothing is queued.
+  Status enqueue_direct(Job job, const std::function<Status(gpu::Stream *user)> &issue);
   // Wait until every job enqueued so far has finished; their first error
   // (cleared), or XC_ERR_TIMEOUT.
   Status synchronize(Deadline deadline);
