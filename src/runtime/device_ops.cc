@@ -1,6 +1,7 @@
 #include "runtime/device_ops.h"
 
 #include <map>
+#include <set>
 #include <utility>
 
 #include "device/coll.h"
@@ -139,12 +140,17 @@ Status device_p2p(xc_comm_s *comm, std::vector<device::P2pOp> ops, const char *w
   // One job per stream: ops to peers bound to different streams run concurrently.
   std::map<device::DeviceStream *, std::pair<std::shared_ptr<device::DeviceStream>, std::vector<device::P2pOp>>> jobs;
   std::shared_ptr<device::DeviceStream> coll_stream;
+  std::set<device::DeviceStream *> own_stream;  // bound to a peer, not the collectives'
   {
     std::lock_guard<std::mutex> g(comm->device_mu);
     if (to_nccl) XC_TRY(stream_for_locked(comm, dev, XC_BIND_COLLECTIVES, &coll_stream));
     for (device::P2pOp &op : ops) {
       std::shared_ptr<device::DeviceStream> s;
       XC_TRY(stream_for_locked(comm, dev, op.peer < 0 ? kAnySource : op.peer, &s));
+      // NCCL: a stream bound to this peer that is not the collectives' own
+      // gets a child communicator; the default stream uses the parent's.
+      auto b = comm->peer_streams.find(op.peer);
+      if (b != comm->peer_streams.end() && b->second == s && s != coll_stream) own_stream.insert(s.get());
       auto &slot = jobs[s.get()];
       slot.first = s;
       slot.second.push_back(std::move(op));
@@ -152,8 +158,8 @@ Status device_p2p(xc_comm_s *comm, std::vector<device::P2pOp> ops, const char *w
   }
   if (to_nccl) {
     for (auto &entry : jobs)
-      XC_TRY(nccl_p2p(comm, dev, entry.second.first, entry.first == coll_stream.get(), std::move(entry.second.second),
-                      what));
+      XC_TRY(nccl_p2p(comm, dev, entry.second.first, own_stream.count(entry.first) == 0,
+                      std::move(entry.second.second), what));
     return Status::Ok();
   }
   device::CommView view = view_of(comm, dev);

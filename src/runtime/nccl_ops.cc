@@ -85,6 +85,14 @@ Status blame(xc_comm_s *comm, Status st) {
                st.message().c_str());
 }
 
+// While an NCCL call is polled on the caller's thread: the host engine's
+// progress (a message this rank queued before, e.g. a host barrier's last
+// send between hosts, must still leave).
+std::function<void()> engine_progress(xc_comm_s *comm) {
+  std::shared_ptr<Fabric> fabric = comm->fabric;
+  return [fabric] { fabric->engine().progress(); };
+}
+
 // This rank's readiness for NCCL: the library and a device.
 Status local_ready(xc_comm_s *comm, const NcclApi **api, gpu::Device **dev) {
   XC_TRY(nccl::nccl_api(api));
@@ -117,7 +125,13 @@ Status make_by_id(xc_comm_s *comm) {
   snprintf(key, sizeof key, "nccl/%016llx.%u/%u", static_cast<unsigned long long>(comm->ctx), comm->ctx_generation,
            comm->nccl_inits++);
   std::vector<std::string> all;
-  XC_TRY(bootstrap::store_allgather(*comm->fabric->store(), key, comm->rank, comm->size, mine, op_deadline(comm), &all));
+  if (comm->size == 1) {
+    all.push_back(mine);  // a world of one has no store, and needs none
+  } else {
+    bootstrap::StoreClient *store = comm->fabric->store();
+    if (!store) return Error(XC_ERR_INTERNAL, "communicator %s has no bootstrap store to send NCCL's id through", comm->name.c_str());
+    XC_TRY(bootstrap::store_allgather(*store, key, comm->rank, comm->size, mine, op_deadline(comm), &all));
+  }
   if (!local.ok()) return local;
   for (size_t r = 0; r < all.size(); ++r) {
     if (all[r].size() != mine.size()) return Error(XC_ERR_INTERNAL, "rank %zu sent a malformed NCCL record", r);
@@ -128,7 +142,8 @@ Status make_by_id(xc_comm_s *comm) {
   memcpy(&id, &all[0][1], sizeof id);
   Deadline deadline = op_deadline(comm);
   std::shared_ptr<NcclComm> made;
-  XC_TRY(dev->in_context([&] { return NcclComm::init(api, comm->size, id, comm->rank, comm->name, deadline, &made); }));
+  XC_TRY(dev->in_context([&] { return NcclComm::init(api, comm->size, id, comm->rank, comm->name, deadline, &made,
+                                                      engine_progress(comm)); }));
   comm->nccl = std::move(made);
   XC_INFO("NCCL communicator of %s (%d ranks) made from a unique id in %.3f ms", comm->name.c_str(), comm->size,
           ms_since(t0));
@@ -171,6 +186,18 @@ Status scratch_for(xc_comm_s *comm, gpu::Device *dev, const void *s, size_t byte
 
 char *at(const void *base, size_t elems, size_t es) {
   return const_cast<char *>(static_cast<const char *>(base)) + elems * es;
+}
+
+// The fake NCCL of the tests runs on the emulated device, where no CUDA
+// stream exists for it to queue behind: it moves data when called. So on
+// that device the work xcomm queued on the stream before an NCCL call (an
+// in-place op's copy into scratch) is waited for first. On CUDA, NCCL's
+// kernels are stream-ordered and nothing waits.
+Status before_nccl(gpu::Device *dev, gpu::Stream *s, Deadline deadline) {
+  if (strcmp(dev->name(), "emulated") != 0) return Status::Ok();
+  gpu::Event *e = nullptr;
+  XC_TRY(dev->event_record(s, &e));
+  return gpu::event_wait(dev, e, deadline);
 }
 
 // One grouped send or receive.
@@ -259,7 +286,8 @@ void nccl_setup_split(xc_comm_s *parent, xc_comm_s *child, int color, int key, b
   Deadline deadline = op_deadline(parent);
   gpu::Device *dev = parent->device;
   auto split = [&] {
-    return pc->split(mine ? color : nccl::kSplitNoColor, key, child ? child->name : parent->name, deadline, &made);
+    return pc->split(mine ? color : nccl::kSplitNoColor, key, child ? child->name : parent->name, deadline, &made,
+                     engine_progress(parent));
   };
   st = dev ? dev->in_context(split) : split();
   XC_INFO("ncclCommSplit of %s (color %d, key %d) took %.3f ms", parent->name.c_str(),
@@ -320,12 +348,16 @@ Status nccl_collective(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device
   const void *key = stream.get();
   Deadline deadline = op_deadline(comm);
   device::Job job = nccl_job(comm, nc, what, std::move(outcome));
+  std::function<void()> idle = engine_progress(comm);
 
   auto issue = [&](gpu::Stream *user) -> Status {
     void *s = dev->stream_native(user);
     void *rb = d.recvbuf;
     const void *sb = d.in_place ? d.recvbuf : d.sendbuf;
-    auto call = [&](const std::function<ncclResult_t(ncclComm_t)> &f) { return nc->run(what, f, deadline); };
+    auto call = [&](const std::function<ncclResult_t(ncclComm_t)> &f) {
+      XC_TRY(before_nccl(dev, user, deadline));
+      return nc->run(what, f, deadline, idle);
+    };
     switch (d.kind) {
       case CollKind::kBarrier: {
         void *scratch = nullptr;
@@ -492,7 +524,7 @@ Status nccl_p2p(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device::Devic
       auto t0 = std::chrono::steady_clock::now();
       std::shared_ptr<NcclComm> child;
       Status st = dev->in_context(
-          [&] { return nc->split(0, comm->rank, comm->name + "/p2p", op_deadline(comm), &child); });
+          [&] { return nc->split(0, comm->rank, comm->name + "/p2p", op_deadline(comm), &child, engine_progress(comm)); });
       if (!st.ok()) return blame(comm, st);
       XC_INFO("NCCL point-to-point child of %s for a new stream made by ncclCommSplit in %.3f ms", comm->name.c_str(),
               ms_since(t0));
@@ -523,7 +555,9 @@ Status nccl_p2p(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device::Devic
   };
   auto issue = [&](gpu::Stream *user) -> Status {
     void *s = dev->stream_native(user);
-    return nc->run(what, [&](ncclComm_t c) { return grouped(api, c, s, nccl::ncclUint8, xs); }, deadline);
+    XC_TRY(before_nccl(dev, user, deadline));
+    return nc->run(what, [&](ncclComm_t c) { return grouped(api, c, s, nccl::ncclUint8, xs); }, deadline,
+                   engine_progress(comm));
   };
   Status st = dev->in_context([&] { return stream->enqueue_direct(std::move(job), issue); });
   if (!st.ok()) {

@@ -41,7 +41,8 @@ Status NcclComm::failure(const char *what, ncclResult_t r) {
   return st;
 }
 
-Status NcclComm::wait_ready(const char *what, ncclResult_t issued, Deadline deadline) {
+Status NcclComm::wait_ready(const char *what, ncclResult_t issued, Deadline deadline,
+                            const std::function<void()> &idle) {
   if (issued != ncclSuccess && issued != ncclInProgress) return failure(what, issued);
   for (int round = 0;; ++round) {
     if (aborted_.load()) return Error(XC_ERR_ABORTED, "NCCL %s: the communicator was aborted", what);
@@ -53,18 +54,19 @@ Status NcclComm::wait_ready(const char *what, ncclResult_t issued, Deadline dead
     if (deadline.expired())
       return Error(XC_ERR_TIMEOUT, "NCCL %s did not complete before the deadline (communicator %s); aborted it", what,
                    name_.c_str());
+    if (idle) idle();
     pause(round);
   }
 }
 
 Status NcclComm::init(const NcclApi *api, int nranks, const ncclUniqueId &id, int rank, const std::string &name,
-                      Deadline deadline, std::shared_ptr<NcclComm> *out) {
+                      Deadline deadline, std::shared_ptr<NcclComm> *out, const std::function<void()> &idle) {
   std::shared_ptr<NcclComm> c(new NcclComm(api, name));
   ncclConfig_t cfg = nonblocking_config(c->name_);
   std::lock_guard<std::mutex> g(c->mu_);
   ncclResult_t r = api->ncclCommInitRankConfig(&c->comm_, nranks, id, rank, &cfg);
   if (!c->comm_) return nccl_error(api, nullptr, r == ncclSuccess ? ncclInternalError : r, "ncclCommInitRankConfig");
-  Status st = c->wait_ready("ncclCommInitRankConfig", r, deadline);
+  Status st = c->wait_ready("ncclCommInitRankConfig", r, deadline, idle);
   if (!st.ok()) {
     c->broken_.store(true);
     return st;  // the destructor aborts it
@@ -74,18 +76,18 @@ Status NcclComm::init(const NcclApi *api, int nranks, const ncclUniqueId &id, in
 }
 
 Status NcclComm::split(int color, int key, const std::string &name, Deadline deadline,
-                       std::shared_ptr<NcclComm> *out) {
+                       std::shared_ptr<NcclComm> *out, const std::function<void()> &idle) {
   std::shared_ptr<NcclComm> child(new NcclComm(api_, name));
   ncclConfig_t cfg = nonblocking_config(child->name_);
   cfg.splitShare = 1;  // the child shares the parent's channels and buffers where NCCL can
   std::lock_guard<std::mutex> g(mu_);
   if (broken_.load()) return Error(XC_ERR_NCCL, "NCCL communicator %s is broken: %s", name_.c_str(), why_broken_.c_str());
   ncclResult_t r = api_->ncclCommSplit(comm_, color, key, &child->comm_, &cfg);
-  Status st = wait_ready("ncclCommSplit", r, deadline);
+  Status st = wait_ready("ncclCommSplit", r, deadline, idle);
   if (st.ok() && child->comm_) {
     // The child is made in the background too: ready when its own async error says so.
     std::lock_guard<std::mutex> cg(child->mu_);
-    st = child->wait_ready("ncclCommSplit (child)", ncclInProgress, deadline);
+    st = child->wait_ready("ncclCommSplit (child)", ncclInProgress, deadline, idle);
   }
   if (!st.ok()) {
     child->broken_.store(true);
@@ -102,11 +104,12 @@ Status NcclComm::split(int color, int key, const std::string &name, Deadline dea
   return Status::Ok();
 }
 
-Status NcclComm::run(const char *what, const std::function<ncclResult_t(ncclComm_t)> &issue, Deadline deadline) {
+Status NcclComm::run(const char *what, const std::function<ncclResult_t(ncclComm_t)> &issue, Deadline deadline,
+                     const std::function<void()> &idle) {
   std::lock_guard<std::mutex> g(mu_);
   if (aborted_.load()) return Error(XC_ERR_ABORTED, "NCCL communicator %s was aborted", name_.c_str());
   if (broken_.load()) return Error(XC_ERR_NCCL, "NCCL communicator %s is broken: %s", name_.c_str(), why_broken_.c_str());
-  Status st = wait_ready(what, issue(comm_), deadline);
+  Status st = wait_ready(what, issue(comm_), deadline, idle);
   if (!st.ok()) {
     // NCCL's rule after an error (and what a timed-out call needs): the
     // communicator can only be aborted.
