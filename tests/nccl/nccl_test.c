@@ -58,6 +58,14 @@ static int me, n;
     }                                                                    \
   } while (0)
 
+/* Checks of the fake's log; without one (a real NCCL on a GPU: gpu_run.sh)
+   the data checks stay and these are skipped. */
+static int have_log;
+#define LOGCHECK(cond, ...) \
+  do {                      \
+    if (have_log) CHECK(cond, __VA_ARGS__); \
+  } while (0)
+
 static double now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -455,13 +463,13 @@ static void test_ops(void) {
   CHECK(strstr(xc_last_error(), "XC_ANY_SOURCE") != NULL, "any-source message: %s", xc_last_error());
   dev_free(world, din);
   /* the log: one NCCL communicator (made at xc_init), every op on it, on the bound stream */
-  CHECK(log_count("init", NULL, NULL) == 1, "expected 1 NCCL init, log has %d", log_count("init", NULL, NULL));
-  CHECK(log_count("init", "blocking=0", "config_version=22800") == 1, "the init was not non-blocking with a v22800 config");
-  CHECK(log_count("coll", "op=allreduce", NULL) >= 8, "allreduce calls missing in the log");
+  LOGCHECK(log_count("init", NULL, NULL) == 1, "expected 1 NCCL init, log has %d", log_count("init", NULL, NULL));
+  LOGCHECK(log_count("init", "blocking=0", "config_version=22800") == 1, "the init was not non-blocking with a v22800 config");
+  LOGCHECK(log_count("coll", "op=allreduce", NULL) >= 8, "allreduce calls missing in the log");
   {
     char stream[64];
     snprintf(stream, sizeof stream, "stream=%s", log_last("coll", "stream="));
-    CHECK(log_count("coll", stream, NULL) == log_count("coll", NULL, NULL), "collectives on several streams");
+    LOGCHECK(log_count("coll", stream, NULL) == log_count("coll", NULL, NULL), "collectives on several streams");
   }
   free(h);
   free(want);
@@ -494,7 +502,7 @@ static void test_splits(void) {
   CALL(xc_comm_split_groups(world, 4, sizes, ranks, NULL, &child));
   CHECK(child != NULL, "no child");
   expect_nccl_splits = 1;
-  CHECK(log_count("split", NULL, NULL) == expect_nccl_splits, "expected one ncclCommSplit, log has %d",
+  LOGCHECK(log_count("split", NULL, NULL) == expect_nccl_splits, "expected one ncclCommSplit, log has %d",
         log_count("split", NULL, NULL));
   /* Forced (XC_NCCL=1) every child uses NCCL; between hosts (run.sh's
      hosts mode, a host per rank) a child on one host does not (its device
@@ -505,7 +513,7 @@ static void test_splits(void) {
     child_nccl = forced || size > 1;
   }
   snprintf(key, sizeof key, "color=%d key=%d ", child_nccl ? group : -1, grank);
-  CHECK(log_count("split", key, NULL) == 1, "the split's color/key is not %s (child %s)", key,
+  LOGCHECK(log_count("split", key, NULL) == 1, "the split's color/key is not %s (child %s)", key,
         log_last("split", "child="));
   /* an allreduce on the child goes to the child's NCCL communicator */
   {
@@ -521,9 +529,9 @@ static void test_splits(void) {
     expect_i32(d, &want, 1, "allreduce on a split child");
     snprintf(comm, sizeof comm, "comm=%s ", log_last("split", "child="));
     if (child_nccl)
-      CHECK(log_count("coll", "op=allreduce", comm) == 1, "the child's allreduce is not on its NCCL communicator");
+      LOGCHECK(log_count("coll", "op=allreduce", comm) == 1, "the child's allreduce is not on its NCCL communicator");
     else
-      CHECK(log_count("coll", NULL, NULL) == 0, "a child on one host used NCCL");
+      LOGCHECK(log_count("coll", NULL, NULL) == 0, "a child on one host used NCCL");
     CALL(xc_stream_destroy(s));
     dev_free(world, d);
   }
@@ -537,12 +545,12 @@ static void test_splits(void) {
     }
     sz[0] = n - 1;
     CALL(xc_comm_split_groups(world, 2, sz, rk, NULL, &c2));
-    CHECK(log_count("split", NULL, NULL) == 2, "expected two ncclCommSplit calls, log has %d", log_count("split", NULL, NULL));
+    LOGCHECK(log_count("split", NULL, NULL) == 2, "expected two ncclCommSplit calls, log has %d", log_count("split", NULL, NULL));
     if (me == n - 1) {
       CHECK(c2 == NULL, "rank in no group got a communicator");
-      CHECK(log_count("split", "index=1 color=-1 ", NULL) == 1, "no NCCL_SPLIT_NOCOLOR for a rank in no group");
+      LOGCHECK(log_count("split", "index=1 color=-1 ", NULL) == 1, "no NCCL_SPLIT_NOCOLOR for a rank in no group");
     } else {
-      CHECK(log_count("split", "index=1 color=0 ", NULL) == 1, "second split: color 0 expected");
+      LOGCHECK(log_count("split", "index=1 color=0 ", NULL) == 1, "second split: color 0 expected");
       CALL(xc_comm_free(c2));
     }
   }
@@ -550,11 +558,11 @@ static void test_splits(void) {
   {
     xc_comm_t c3 = NULL;
     CALL(xc_comm_split(world, me % 2, -me, NULL, &c3));
-    CHECK(log_count("split", NULL, NULL) == (n > 1 ? 3 : 2), "xc_comm_split made no single ncclCommSplit");
+    LOGCHECK(log_count("split", NULL, NULL) == (n > 1 ? 3 : 2), "xc_comm_split made no single ncclCommSplit");
     CALL(xc_comm_free(c3));
   }
   CALL(xc_comm_free(child));
-  CHECK(log_count("init", NULL, NULL) == 1, "a split made an NCCL communicator from a unique id");
+  LOGCHECK(log_count("init", NULL, NULL) == 1, "a split made an NCCL communicator from a unique id");
 }
 
 /* ---- lazy ---- */
@@ -565,15 +573,15 @@ static void test_lazy(void) {
   void *d;
   xc_comm_t child = NULL;
   xc_config_t cfg = XC_CONFIG_INIT;
-  CHECK(log_count("init", NULL, NULL) == 0, "a lazy world made an NCCL communicator at xc_init");
+  LOGCHECK(log_count("init", NULL, NULL) == 0, "a lazy world made an NCCL communicator at xc_init");
   cfg.nccl_lazy = 1;
   CALL(xc_comm_split(world, 0, me, &cfg, &child));
-  CHECK(log_count("split", NULL, NULL) == 0 && log_count("init", NULL, NULL) == 0, "a lazy split called NCCL");
+  LOGCHECK(log_count("split", NULL, NULL) == 0 && log_count("init", NULL, NULL) == 0, "a lazy split called NCCL");
   d = dev_of(&v, 4);
   CALL(xc_allreduce(XC_IN_PLACE, d, 1, XC_INT32, XC_SUM, world));
   CALL(xc_stream_synchronize(coll_stream));
   expect_i32(d, &want, 1, "lazy world allreduce");
-  CHECK(log_count("init", NULL, NULL) == 1, "the first device op made %d NCCL communicators", log_count("init", NULL, NULL));
+  LOGCHECK(log_count("init", NULL, NULL) == 1, "the first device op made %d NCCL communicators", log_count("init", NULL, NULL));
   {
     xc_stream_t s = dev_stream(child);
     CALL(xc_stream_bind(child, s, XC_BIND_COLLECTIVES));
@@ -582,7 +590,7 @@ static void test_lazy(void) {
     CALL(xc_allreduce(XC_IN_PLACE, d, 1, XC_INT32, XC_SUM, child));
     CALL(xc_stream_synchronize(s));
     expect_i32(d, &want, 1, "lazy child allreduce");
-    CHECK(log_count("init", NULL, NULL) == 2, "the child's first device op made no NCCL communicator");
+    LOGCHECK(log_count("init", NULL, NULL) == 2, "the child's first device op made no NCCL communicator");
     CALL(xc_stream_destroy(s));
   }
   CALL(xc_comm_free(child));
@@ -612,9 +620,9 @@ static void test_p2p(void) {
     expect_i32(dout, want, C, "sendrecv on the parent");
   }
   snprintf(parent, sizeof parent, "comm=%s ", log_last("init", "comm="));
-  CHECK(log_count("split", NULL, NULL) == 0 && log_count("init", NULL, NULL) == 1,
+  LOGCHECK(log_count("split", NULL, NULL) == 0 && log_count("init", NULL, NULL) == 1,
         "point-to-point on the collectives' stream made a communicator");
-  CHECK(log_count("send", parent, NULL) == 3 && log_count("recv", parent, NULL) == 3,
+  LOGCHECK(log_count("send", parent, NULL) == 3 && log_count("recv", parent, NULL) == 3,
         "point-to-point is not on the parent's NCCL communicator");
   /* the peers on a second stream: one child, made once */
   CALL(xc_stream_bind(world, second, to));
@@ -627,14 +635,14 @@ static void test_p2p(void) {
     CALL(xc_stream_synchronize(second));
     expect_i32(dout, want, C, "sendrecv on a second stream");
   }
-  CHECK(log_count("split", "color=0 ", NULL) == 1, "expected one ncclCommSplit (color 0) for the second stream, got %d",
+  LOGCHECK(log_count("split", "color=0 ", NULL) == 1, "expected one ncclCommSplit (color 0) for the second stream, got %d",
         log_count("split", NULL, NULL));
   {
     char key[32], child[300];
     snprintf(key, sizeof key, "key=%d ", me);
-    CHECK(log_count("split", key, NULL) == 1, "the stream child's key is not the rank");
+    LOGCHECK(log_count("split", key, NULL) == 1, "the stream child's key is not the rank");
     snprintf(child, sizeof child, "comm=%s ", log_last("split", "child="));
-    CHECK(log_count("send", child, NULL) == 3, "sends on the second stream are not on the child");
+    LOGCHECK(log_count("send", child, NULL) == 3, "sends on the second stream are not on the child");
   }
   CALL(xc_stream_bind(world, NULL, to));
   CALL(xc_stream_bind(world, NULL, from));
@@ -668,6 +676,16 @@ static void test_abort(void) {
   p.buf = dev_alloc(world, 64);
   CALL(xc_allreduce(XC_IN_PLACE, p.buf, 16, XC_INT32, XC_SUM, world));
   CALL(xc_stream_synchronize(coll_stream));
+  if (!have_log) {
+    /* a real NCCL (gpu_run.sh): nothing hangs on demand; abort after an op, then ops fail */
+    t0 = now_ms();
+    CALL(xc_comm_abort(world));
+    took = now_ms() - t0;
+    CHECK(took < 100, "xc_comm_abort took %.1f ms", took);
+    MP_EXPECT_ERR(xc_allreduce(XC_IN_PLACE, p.buf, 16, XC_INT32, XC_SUM, world), XC_ERR_ABORTED);
+    printf("[rank %d] abort returned in %.2f ms\n", me, took);
+    return;
+  }
   pthread_create(&t, NULL, run_allreduce, &p);
   {
     struct timespec ts = {0, 300000000L};
@@ -679,7 +697,7 @@ static void test_abort(void) {
   pthread_join(t, NULL);
   CHECK(took < 100, "xc_comm_abort took %.1f ms", took);
   CHECK(p.rc != XC_SUCCESS, "the hung allreduce succeeded");
-  CHECK(log_count("abort", NULL, NULL) >= 1, "no ncclCommAbort in the log");
+  LOGCHECK(log_count("abort", NULL, NULL) >= 1, "no ncclCommAbort in the log");
   printf("[rank %d] abort returned in %.2f ms; the pending op: %s after %.0f ms\n", me, took, xc_strerror(p.rc), p.ms);
 }
 
@@ -712,6 +730,51 @@ static void test_unavailable(const char *needle) {
   dev_free(world, d);
 }
 
+/* ---- timing (a GPU with a real NCCL: gpu_run.sh) ---- */
+
+static double init_ms;
+
+static void test_timing(void) {
+  int sizes[4] = {0, 0, 0, 0}, ranks[64], r;
+  xc_comm_t child = NULL;
+  double t0, split_ms, p2p_ms, again_ms;
+  void *a = dev_alloc(world, 4096), *b = dev_alloc(world, 4096);
+  xc_stream_t s = dev_stream(world);
+  for (r = 0; r < n; ++r) {
+    ranks[r] = r;
+    ++sizes[r % 4];
+  }
+  {
+    int k = 0, g;
+    for (g = 0; g < 4; ++g)
+      for (r = 0; r < n; ++r)
+        if (r % 4 == g) ranks[k++] = r;
+  }
+  t0 = now_ms();
+  CALL(xc_comm_split_groups(world, 4, sizes, ranks, NULL, &child));
+  split_ms = now_ms() - t0;
+  /* point-to-point with the neighbours (oneself at one rank) on a stream of their own: a child */
+  CALL(xc_stream_bind(world, s, (me + 1) % n));
+  CALL(xc_stream_bind(world, s, (me + n - 1) % n));
+  t0 = now_ms();
+  CALL(xc_sendrecv(a, 1024, (me + 1) % n, 0, b, 1024, (me + n - 1) % n, 0, XC_INT32, world, NULL));
+  CALL(xc_stream_synchronize(s));
+  p2p_ms = now_ms() - t0;
+  t0 = now_ms();
+  CALL(xc_sendrecv(a, 1024, (me + 1) % n, 0, b, 1024, (me + n - 1) % n, 0, XC_INT32, world, NULL));
+  CALL(xc_stream_synchronize(s));
+  again_ms = now_ms() - t0;
+  printf("[rank %d] timing (%s, %d ranks): xc_init with its NCCL communicator %.1f ms; split_groups into 4 groups "
+         "(one ncclCommSplit) %.1f ms; first P2P on a new stream (makes the child) %.1f ms, the next %.2f ms\n",
+         me, dev_kind(), n, init_ms, split_ms, p2p_ms, again_ms);
+  CALL(xc_stream_bind(world, NULL, (me + 1) % n));
+  CALL(xc_stream_bind(world, NULL, (me + n - 1) % n));
+  CALL(xc_stream_destroy(s));
+  CALL(xc_comm_free(child));
+  dev_free(world, a);
+  dev_free(world, b);
+}
+
 int main(int argc, char **argv) {
   const char *c = argc > 1 ? argv[1] : "ops";
   const char *rank = getenv("XC_RANK");
@@ -724,7 +787,12 @@ int main(int argc, char **argv) {
   if (!strcmp(c, "missing")) setenv("XC_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
   if (!strcmp(c, "old")) setenv("FAKE_NCCL_VERSION", "21703", 1);
   if (!strcmp(c, "ops") || !strcmp(c, "splits") || !strcmp(c, "lazy") || !strcmp(c, "p2p")) cfg.timeout_ms = 20000;
-  CALL(xc_init(&cfg, &world));
+  have_log = getenv("FAKE_NCCL_LOG") != NULL;
+  {
+    double t0 = now_ms();
+    CALL(xc_init(&cfg, &world));
+    init_ms = now_ms() - t0;
+  }
   CALL(xc_comm_rank(world, &me));
   CALL(xc_comm_size(world, &n));
   mp_rank = me;
@@ -740,6 +808,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "hang")) test_failure(1);
   else if (!strcmp(c, "missing")) test_unavailable("/nonexistent/libnccl.so.2");
   else if (!strcmp(c, "old")) test_unavailable("2.17.3");
+  else if (!strcmp(c, "timing")) test_timing();
   else {
     fprintf(stderr, "unknown case %s\n", c);
     return 2;
