@@ -94,14 +94,14 @@ std::function<void()> engine_progress(xc_comm_s *comm) {
 }
 
 // This rank's readiness for NCCL: the library and a device.
+// The device first: a host-only process (no device) never loads NCCL.
 Status local_ready(xc_comm_s *comm, const NcclApi **api, gpu::Device **dev) {
-  XC_TRY(nccl::nccl_api(api));
   if (comm->device_ordinal == XC_DEVICE_NONE)
     return Error(XC_ERR_UNSUPPORTED, "the communicator was configured with XC_DEVICE_NONE (host memory only)");
   Status why;
   *dev = device_for(comm, &why);
   if (!*dev) return why;
-  return Status::Ok();
+  return nccl::nccl_api(api);
 }
 
 // The NCCL communicator of comm's members from a unique id that rank 0
