@@ -23,6 +23,9 @@
                         op fails within the deadline.
      nccl_test hang     rank 0's allreduce never completes: XC_ERR_TIMEOUT
                         within the deadline there, an error everywhere, no hang.
+     nccl_test algo     one host, XC_ALGO=allreduce=nccl (run.sh mode algo): the
+                        allreduce goes to NCCL, an allgather on the same
+                        stream stays on xcomm's IPC path; both correct.
      nccl_test missing  XC_NCCL_LIBRARY names no file: device ops are
                         XC_ERR_UNSUPPORTED naming it.
      nccl_test old      the library reports NCCL 2.17: XC_ERR_UNSUPPORTED
@@ -730,6 +733,35 @@ static void test_unavailable(const char *needle) {
   dev_free(world, d);
 }
 
+/* ---- XC_ALGO=allreduce=nccl on one host ---- */
+
+static void test_algo(void) {
+  const size_t C = 257;
+  int32_t h[257], want[257 * 64];
+  size_t i;
+  int r, round;
+  void *d = dev_alloc(world, C * 4), *g = dev_alloc(world, C * 4 * (size_t)n);
+  for (round = 0; round < 3; ++round) {
+    for (i = 0; i < C; ++i) h[i] = ival(me, 40 + round, i);
+    dev_put(d, h, C * 4);
+    CALL(xc_allgather(d, g, C, XC_INT32, world)); /* IPC */
+    CALL(xc_allreduce(XC_IN_PLACE, d, C, XC_INT32, XC_SUM, world)); /* NCCL, after it on the stream */
+    sync_all();
+    for (i = 0; i < C; ++i) {
+      want[i] = 0;
+      for (r = 0; r < n; ++r) want[i] += ival(r, 40 + round, i);
+    }
+    expect_i32(d, want, C, "allreduce through NCCL");
+    for (r = 0; r < n; ++r)
+      for (i = 0; i < C; ++i) want[(size_t)r * C + i] = ival(r, 40 + round, i);
+    expect_i32(g, want, C * (size_t)n, "allgather on the IPC path");
+  }
+  LOGCHECK(log_count("coll", "op=allreduce", NULL) == 3, "expected 3 allreduces on NCCL");
+  LOGCHECK(log_count("coll", "op=allgather", NULL) == 0, "the allgather went to NCCL");
+  dev_free(world, d);
+  dev_free(world, g);
+}
+
 /* ---- timing (a GPU with a real NCCL: gpu_run.sh) ---- */
 
 static double init_ms;
@@ -786,7 +818,9 @@ int main(int argc, char **argv) {
   if (!strcmp(c, "hang") && rank && atoi(rank) == 0) setenv("FAKE_NCCL_FAIL", "ncclAllReduce:2:hang", 1);
   if (!strcmp(c, "missing")) setenv("XC_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
   if (!strcmp(c, "old")) setenv("FAKE_NCCL_VERSION", "21703", 1);
-  if (!strcmp(c, "ops") || !strcmp(c, "splits") || !strcmp(c, "lazy") || !strcmp(c, "p2p")) cfg.timeout_ms = 20000;
+  if (!strcmp(c, "ops") || !strcmp(c, "splits") || !strcmp(c, "lazy") || !strcmp(c, "p2p") ||
+      !strcmp(c, "algo"))
+    cfg.timeout_ms = 20000;
   have_log = getenv("FAKE_NCCL_LOG") != NULL;
   {
     double t0 = now_ms();
@@ -809,6 +843,7 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "missing")) test_unavailable("/nonexistent/libnccl.so.2");
   else if (!strcmp(c, "old")) test_unavailable("2.17.3");
   else if (!strcmp(c, "timing")) test_timing();
+  else if (!strcmp(c, "algo")) test_algo();
   else {
     fprintf(stderr, "unknown case %s\n", c);
     return 2;

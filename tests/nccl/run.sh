@@ -7,6 +7,7 @@
 # communicators span hosts and NCCL carries device memory as it would
 # between machines (skipped, 77, in a build without UCX: ranks on different
 # hosts could not reach each other). MODE force: one host, XC_NCCL=1.
+# MODE algo: one host, XC_ALGO=allreduce=nccl (only that op goes to NCCL).
 set -euo pipefail
 mode=$1 xc_info=$2 xcrun=$3 n=$4 fake=$5
 shift 5
@@ -27,8 +28,11 @@ case $mode in
   force)
     XC_NCCL=1 "$xcrun" -n "$n" "$@"
     ;;
+  algo)
+    XC_ALGO=allreduce=nccl "$xcrun" -n "$n" "$@"
+    ;;
   *)
-    echo "run.sh: mode is hosts or force, not $mode" >&2
+    echo "run.sh: mode is hosts, force or algo, not $mode" >&2
     exit 2
     ;;
 esac
