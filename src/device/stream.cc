@@ -206,7 +206,7 @@ void DeviceStream::run_one(Pending &p) {
   env.scratch_ = &scratch_;
   env.scratch_bytes_ = &scratch_bytes_;
   env.outgrown_ = &outgrown_;
-  Status st = gpu::event_wait(dev_, p.ready, env.deadline());  // the op's inputs are ready
+  Status st = gpu::event_wait(dev_, p.ready, env.deadline(), p.job.watch);  // the op's inputs are ready
   if (st.ok()) st = p.job.run(env);
   Status drained = env.finish_work();  // also after a failure: nothing of ours writes on after the gate opens
   if (st.ok()) st = std::move(drained);

@@ -83,6 +83,9 @@ struct Job {
   // Called on the stream's thread when the op failed or timed out (an
   // NCCL op aborts its communicator); may be null.
   std::function<void(const Status &)> failed;
+  // Looked at while the stream's thread waits for the op's inputs (an
+  // NCCL op: its communicator's asynchronous error); may be null.
+  std::function<Status()> watch;
 };
 
 class DeviceStream {

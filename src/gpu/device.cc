@@ -88,7 +88,7 @@ bool pointer_is_device(const void *p) {
   return false;
 }
 
-Status event_wait(Device *dev, Event *e, Deadline deadline) {
+Status event_wait(Device *dev, Event *e, Deadline deadline, const std::function<Status()> &watch) {
   Backoff backoff(200, 200);
   int sleep_us = 20;
   for (;;) {
@@ -106,6 +106,13 @@ Status event_wait(Device *dev, Event *e, Deadline deadline) {
       case Backoff::Step::kSpin: cpu_relax(); break;
       case Backoff::Step::kYield: cpu_yield(); break;
       case Backoff::Step::kSleep:  // device work of milliseconds: sleeping costs no core
+        if (watch) {
+          Status w = watch();
+          if (!w.ok()) {
+            dev->event_destroy(e);
+            return w;
+          }
+        }
         usleep(static_cast<useconds_t>(sleep_us));
         sleep_us = sleep_us < 1000 ? sleep_us * 2 : 1000;
         break;

@@ -102,6 +102,8 @@ Device *device_get(int ordinal, Status *why);
 bool pointer_is_device(const void *p);
 
 // Wait for e under the deadline (polling with backoff), then destroy it.
-Status event_wait(Device *dev, Event *e, Deadline deadline);
+// watch, if set, runs between polls once the wait sleeps; its error ends
+// the wait (an NCCL op whose communicator reports an asynchronous error).
+Status event_wait(Device *dev, Event *e, Deadline deadline, const std::function<Status()> &watch = {});
 
 }  // namespace xc::gpu

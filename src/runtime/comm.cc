@@ -779,6 +779,7 @@ xc_result_t comm_async_error(xc_comm_s *comm) {
   if (comm->aborted.load()) return XC_ERR_ABORTED;
   if (comm->fabric->engine().revoked(comm->ctx)) return XC_ERR_REVOKED;
   if (int dev = comm->device_error->load()) return static_cast<xc_result_t>(dev);
+  if (xc_result_t nccl = nccl_async_error(comm)) return nccl;
   if (comm->fabric->engine().first_failed(*comm->members) >= 0) return XC_ERR_PEER_FAILED;
   return XC_SUCCESS;
 }

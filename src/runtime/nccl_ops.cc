@@ -322,6 +322,9 @@ device::Job nccl_job(xc_comm_s *comm, std::shared_ptr<NcclComm> nc, const char *
     if (!st.ok()) error->compare_exchange_strong(none, st.code());
     return st;
   };
+  // While the stream's thread waits for the op on the stream: NCCL's
+  // asynchronous error (a peer's failure) ends the wait before the deadline.
+  job.watch = [nc, what] { return nc->peek(what); };
   job.failed = [nc, error](const Status &st) {
     int none = 0;
     error->compare_exchange_strong(none, st.code());
@@ -567,6 +570,13 @@ Status nccl_p2p(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device::Devic
     comm->device_error->compare_exchange_strong(none, st.code());
   }
   return blame(comm, std::move(st));
+}
+
+xc_result_t nccl_async_error(xc_comm_s *comm) {
+  std::unique_lock<std::mutex> g(comm->nccl_mu, std::try_to_lock);
+  if (!g.owns_lock() || !comm->nccl) return XC_SUCCESS;
+  Status st = comm->nccl->peek("ncclCommGetAsyncError");
+  return st.ok() ? XC_SUCCESS : blame(comm, st).code();
 }
 
 void nccl_abort(xc_comm_s *comm) {

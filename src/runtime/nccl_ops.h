@@ -43,6 +43,9 @@ Status nccl_collective(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device
 Status nccl_p2p(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device::DeviceStream> stream,
                 bool collectives_stream, std::vector<device::P2pOp> ops, const char *what);
 
+// xc_comm_get_async_error: NCCL's asynchronous error on comm's NCCL
+// communicator (never waits; XC_SUCCESS when a call is in flight).
+xc_result_t nccl_async_error(xc_comm_s *comm);
 // xc_comm_abort: ncclCommAbort on comm's NCCL communicators; never blocks.
 void nccl_abort(xc_comm_s *comm);
 // xc_comm_free, after its device ops finished: drop them (finalize/destroy).

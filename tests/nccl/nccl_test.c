@@ -716,7 +716,12 @@ static void test_failure(int hang) {
   CHECK(p.ms < timeout + 2000, "the error came after %.0f ms (deadline %lld ms)", p.ms, (long long)timeout);
   if (hang && me == 0) CHECK(p.rc == XC_ERR_TIMEOUT, "the hung rank got %s, not XC_ERR_TIMEOUT", xc_strerror(p.rc));
   if (!hang && me == 1) CHECK(p.rc == XC_ERR_NCCL, "the failing rank got %s, not XC_ERR_NCCL", xc_strerror(p.rc));
-  if (hang && me == 0) CHECK(log_count("abort", NULL, NULL) >= 1, "the timed-out NCCL communicator was not aborted");
+  if (hang && me == 0) LOGCHECK(log_count("abort", NULL, NULL) >= 1, "the timed-out NCCL communicator was not aborted");
+  {
+    xc_result_t async = XC_SUCCESS;
+    CALL(xc_comm_get_async_error(world, &async));
+    CHECK(async != XC_SUCCESS, "xc_comm_get_async_error says nothing failed");
+  }
 }
 
 static void test_unavailable(const char *needle) {

@@ -122,6 +122,16 @@ Status NcclComm::run(const char *what, const std::function<ncclResult_t(ncclComm
   return st;
 }
 
+Status NcclComm::peek(const char *what) {
+  if (aborted_.load()) return Error(XC_ERR_ABORTED, "NCCL communicator %s was aborted", name_.c_str());
+  std::unique_lock<std::mutex> g(mu_, std::try_to_lock);
+  if (!g.owns_lock() || !comm_) return Status::Ok();
+  ncclResult_t async = ncclSuccess;
+  if (api_->ncclCommGetAsyncError(comm_, &async) != ncclSuccess) return Status::Ok();
+  if (async == ncclSuccess || async == ncclInProgress) return Status::Ok();
+  return failure(what, async);
+}
+
 void NcclComm::abort(const char *why) {
   broken_.store(true);
   aborted_.store(true);

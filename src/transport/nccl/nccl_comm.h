@@ -44,6 +44,9 @@ class NcclComm {
   // ncclCommAbort now (never waits for the communicator's lock: a call
   // polling under it sees the abort and returns). Later calls: XC_ERR_ABORTED.
   void abort(const char *why);
+  // One look at NCCL's asynchronous error without waiting: a call in
+  // flight (it polls anyway), in progress or none: OK; else the error.
+  Status peek(const char *what);
   bool broken() const { return broken_.load(); }
   const NcclApi *api() const { return api_; }
   const std::string &name() const { return name_; }
