@@ -144,6 +144,7 @@ Status make_by_id(xc_comm_s *comm) {
   std::shared_ptr<NcclComm> made;
   XC_TRY(dev->in_context([&] { return NcclComm::init(api, comm->size, id, comm->rank, comm->name, deadline, &made,
                                                       engine_progress(comm)); }));
+  made->set_finalize_ms(comm->timeout_ms);
   comm->nccl = std::move(made);
   XC_INFO("NCCL communicator of %s (%d ranks) made from a unique id in %.3f ms", comm->name.c_str(), comm->size,
           ms_since(t0));
@@ -301,6 +302,7 @@ void nccl_setup_split(xc_comm_s *parent, xc_comm_s *child, int color, int key, b
             st.message().c_str());
     return;
   }
+  if (made) made->set_finalize_ms(child->timeout_ms);
   child->nccl = std::move(made);
 }
 
@@ -531,6 +533,7 @@ Status nccl_p2p(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device::Devic
       if (!st.ok()) return blame(comm, st);
       XC_INFO("NCCL point-to-point child of %s for a new stream made by ncclCommSplit in %.3f ms", comm->name.c_str(),
               ms_since(t0));
+      child->set_finalize_ms(comm->timeout_ms);
       comm->nccl_p2p[stream.get()] = child;
       nc = child;
     }

@@ -227,6 +227,24 @@ static void test_ops(void) {
       dev_free(world, dout);
     }
   }
+  /* non-blocking: xc_iallreduce completes through xc_wait; a count of 0 */
+  {
+    int r;
+    xc_request_t req = NULL;
+    for (i = 0; i < C; ++i) h[i] = ival(me, 4, i);
+    for (i = 0; i < C; ++i) {
+      want[i] = 0;
+      for (r = 0; r < n; ++r) want[i] += ival(r, 4, i);
+    }
+    din = dev_of(h, C * 4);
+    CALL(xc_iallreduce(XC_IN_PLACE, din, C, XC_INT32, XC_SUM, world, &req));
+    CALL(xc_wait(&req, NULL));
+    expect_i32(din, want, C, "iallreduce");
+    CALL(xc_allreduce(XC_IN_PLACE, din, 0, XC_INT32, XC_SUM, world));
+    sync_all();
+    expect_i32(din, want, C, "allreduce of 0 elements leaves the buffer");
+    dev_free(world, din);
+  }
   /* broadcast from the last rank */
   for (i = 0; i < C; ++i) h[i] = me == n - 1 ? ival(me, 5, i) : 0;
   for (i = 0; i < C; ++i) want[i] = ival(n - 1, 5, i);

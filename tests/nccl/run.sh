@@ -22,7 +22,7 @@ case $mode in
       echo "skipped: this build has no UCX transport, so ranks on different hosts cannot reach each other"
       exit 77
     fi
-    hosts=$(seq -s, -f 'h%g' 0 $((n - 1)))
+    hosts=${NCCL_TEST_HOSTS:-$(seq -s, -f 'h%g' 0 $((n - 1)))}  # one host per rank unless given
     "$xcrun" -n "$n" -x XC_TEST_HOSTS="$hosts" -x UCX_TLS="${UCX_TLS:-tcp}" "$here/../hier/as_host.sh" "$@"
     ;;
   force)

@@ -156,7 +156,7 @@ NcclComm::~NcclComm() {
   }
   // Finalize flushes what is queued; bounded, then aborted if it does not end.
   ncclResult_t r = api_->ncclCommFinalize(comm_);
-  Status st = wait_ready("ncclCommFinalize", r, Deadline::AfterMs(10000));
+  Status st = wait_ready("ncclCommFinalize", r, Deadline::AfterMs(finalize_ms_));
   if (!st.ok()) {
     XC_WARN("NCCL communicator %s: %s", name_.c_str(), st.message().c_str());
     (void)api_->ncclCommAbort(comm_);

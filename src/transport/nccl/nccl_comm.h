@@ -48,6 +48,8 @@ class NcclComm {
   // flight (it polls anyway), in progress or none: OK; else the error.
   Status peek(const char *what);
   bool broken() const { return broken_.load(); }
+  // How long the destructor lets ncclCommFinalize take (the communicator's deadline).
+  void set_finalize_ms(uint64_t ms) { finalize_ms_ = ms; }
   const NcclApi *api() const { return api_; }
   const std::string &name() const { return name_; }
 
@@ -64,6 +66,7 @@ class NcclComm {
   std::atomic<bool> broken_{false};
   std::atomic<bool> aborted_{false};
   std::string why_broken_;
+  uint64_t finalize_ms_ = 10000;
   std::mutex abort_mu_;
 };
 
