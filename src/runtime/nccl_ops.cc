@@ -87,10 +87,26 @@ Status blame(xc_comm_s *comm, Status st) {
 
 // While an NCCL call is polled on the caller's thread: the host engine's
 // progress (a message this rank queued before, e.g. a host barrier's last
-// send between hosts, must still leave).
-std::function<void()> engine_progress(xc_comm_s *comm) {
+// send between hosts, must still leave), and every 50 ms whether a member
+// died: NCCL itself would wait for a dead peer until the deadline, xcomm's
+// engine knows within its detection time (XC_ERR_PEER_FAILED, and the
+// NCCL communicator is aborted).
+std::function<Status()> engine_progress(xc_comm_s *comm) {
   std::shared_ptr<Fabric> fabric = comm->fabric;
-  return [fabric] { fabric->engine().progress(); };
+  std::shared_ptr<const std::vector<int>> members = comm->members;
+  std::shared_ptr<const std::vector<int>> rank_of = comm->rank_of_fabric;
+  std::string name = comm->name;
+  auto next = std::make_shared<std::chrono::steady_clock::time_point>();
+  return [fabric, members, rank_of, name, next]() -> Status {
+    fabric->engine().progress();
+    auto now = std::chrono::steady_clock::now();
+    if (now < *next) return Status::Ok();
+    *next = now + std::chrono::milliseconds(50);
+    int failed = fabric->engine().first_failed(*members);
+    if (failed < 0) return Status::Ok();
+    return Error(XC_ERR_PEER_FAILED, "rank %d of communicator %s failed while NCCL waited for it",
+                 (*rank_of)[static_cast<size_t>(failed)], name.c_str());
+  };
 }
 
 // This rank's readiness for NCCL: the library and a device.
@@ -326,7 +342,11 @@ device::Job nccl_job(xc_comm_s *comm, std::shared_ptr<NcclComm> nc, const char *
   };
   // While the stream's thread waits for the op on the stream: NCCL's
   // asynchronous error (a peer's failure) ends the wait before the deadline.
-  job.watch = [nc, what] { return nc->peek(what); };
+  std::function<Status()> peers = engine_progress(comm);
+  job.watch = [nc, what, peers] {
+    XC_TRY(nc->peek(what));
+    return peers();
+  };
   job.failed = [nc, error](const Status &st) {
     int none = 0;
     error->compare_exchange_strong(none, st.code());
@@ -353,7 +373,7 @@ Status nccl_collective(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device
   const void *key = stream.get();
   Deadline deadline = op_deadline(comm);
   device::Job job = nccl_job(comm, nc, what, std::move(outcome));
-  std::function<void()> idle = engine_progress(comm);
+  std::function<Status()> idle = engine_progress(comm);
 
   auto issue = [&](gpu::Stream *user) -> Status {
     void *s = dev->stream_native(user);

@@ -26,6 +26,10 @@
      nccl_test algo     one host, XC_ALGO=allreduce=nccl (run.sh mode algo): the
                         allreduce goes to NCCL, an allgather on the same
                         stream stays on xcomm's IPC path; both correct.
+     nccl_test kill     the last rank is SIGKILLed before an allreduce the others
+                        wait for in NCCL: XC_ERR_PEER_FAILED on each survivor
+                        well within the deadline (xcomm's engine sees the death;
+                        NCCL would wait). run.sh mode kill checks the survivors.
      nccl_test missing  XC_NCCL_LIBRARY names no file: device ops are
                         XC_ERR_UNSUPPORTED naming it.
      nccl_test old      the library reports NCCL 2.17: XC_ERR_UNSUPPORTED
@@ -33,6 +37,7 @@
    Exit status: 0 passed, 1 failed, 77 skipped. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -742,6 +747,25 @@ static void test_failure(int hang) {
   }
 }
 
+static void test_kill(void) {
+  struct pending p = {0};
+  p.buf = dev_alloc(world, 64);
+  CALL(xc_allreduce(XC_IN_PLACE, p.buf, 16, XC_INT32, XC_SUM, world));
+  CALL(xc_stream_synchronize(coll_stream));
+  if (me == n - 1) raise(SIGKILL);
+  run_allreduce(&p);
+  printf("[rank %d] kill: %s after %.0f ms (%s)\n", me, xc_strerror(p.rc), p.ms, xc_last_error());
+  CHECK(p.rc == XC_ERR_PEER_FAILED, "a survivor got %s, not XC_ERR_PEER_FAILED", xc_strerror(p.rc));
+  CHECK(p.ms < 2000, "the failure came after %.0f ms (deadline 3000 ms)", p.ms);
+  {
+    char path[512];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/survived.%d", getenv("FAKE_NCCL_DIR"), me);
+    f = fopen(path, "w");
+    if (f) fclose(f);
+  }
+}
+
 static void test_unavailable(const char *needle) {
   void *d = dev_alloc(world, 64);
   MP_EXPECT_ERR(xc_allreduce(XC_IN_PLACE, d, 4, XC_INT32, XC_SUM, world), XC_ERR_UNSUPPORTED);
@@ -867,11 +891,12 @@ int main(int argc, char **argv) {
   else if (!strcmp(c, "old")) test_unavailable("2.17.3");
   else if (!strcmp(c, "timing")) test_timing();
   else if (!strcmp(c, "algo")) test_algo();
+  else if (!strcmp(c, "kill")) test_kill();
   else {
     fprintf(stderr, "unknown case %s\n", c);
     return 2;
   }
-  if (!strcmp(c, "abort") || !strcmp(c, "async") || !strcmp(c, "hang")) {
+  if (!strcmp(c, "abort") || !strcmp(c, "async") || !strcmp(c, "hang") || !strcmp(c, "kill")) {
     /* the communicator is broken: release it without the closing barrier */
     xc_comm_abort(world);
     xc_stream_destroy(coll_stream);

@@ -8,6 +8,7 @@
 # between machines (skipped, 77, in a build without UCX: ranks on different
 # hosts could not reach each other). MODE force: one host, XC_NCCL=1.
 # MODE algo: one host, XC_ALGO=allreduce=nccl (only that op goes to NCCL).
+# MODE kill: one host, XC_NCCL=1, the last rank is killed; survivors checked.
 set -euo pipefail
 mode=$1 xc_info=$2 xcrun=$3 n=$4 fake=$5
 shift 5
@@ -31,8 +32,16 @@ case $mode in
   algo)
     XC_ALGO=allreduce=nccl "$xcrun" -n "$n" "$@"
     ;;
+  kill)
+    # The last rank kills itself: xcrun reports it (137) and lets the
+    # others finish (--grace); each survivor leaves a file when it passed.
+    XC_NCCL=1 "$xcrun" --grace 30 -n "$n" "$@" && { echo "xcrun exited 0, but a rank was killed"; exit 1; }
+    survived=$(ls "$dir" | grep -c '^survived\.' || true)
+    echo "$survived of $((n - 1)) survivors passed"
+    [ "$survived" -eq $((n - 1)) ]
+    ;;
   *)
-    echo "run.sh: mode is hosts, force or algo, not $mode" >&2
+    echo "run.sh: mode is hosts, force, algo or kill, not $mode" >&2
     exit 2
     ;;
 esac

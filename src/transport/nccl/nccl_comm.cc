@@ -42,7 +42,7 @@ Status NcclComm::failure(const char *what, ncclResult_t r) {
 }
 
 Status NcclComm::wait_ready(const char *what, ncclResult_t issued, Deadline deadline,
-                            const std::function<void()> &idle) {
+                            const std::function<Status()> &idle) {
   if (issued != ncclSuccess && issued != ncclInProgress) return failure(what, issued);
   for (int round = 0;; ++round) {
     if (aborted_.load()) return Error(XC_ERR_ABORTED, "NCCL %s: the communicator was aborted", what);
@@ -54,13 +54,16 @@ Status NcclComm::wait_ready(const char *what, ncclResult_t issued, Deadline dead
     if (deadline.expired())
       return Error(XC_ERR_TIMEOUT, "NCCL %s did not complete before the deadline (communicator %s); aborted it", what,
                    name_.c_str());
-    if (idle) idle();
+    if (idle) {
+      Status news = idle();
+      if (!news.ok()) return news;
+    }
     pause(round);
   }
 }
 
 Status NcclComm::init(const NcclApi *api, int nranks, const ncclUniqueId &id, int rank, const std::string &name,
-                      Deadline deadline, std::shared_ptr<NcclComm> *out, const std::function<void()> &idle) {
+                      Deadline deadline, std::shared_ptr<NcclComm> *out, const std::function<Status()> &idle) {
   std::shared_ptr<NcclComm> c(new NcclComm(api, name));
   ncclConfig_t cfg = nonblocking_config(c->name_);
   std::lock_guard<std::mutex> g(c->mu_);
@@ -76,7 +79,7 @@ Status NcclComm::init(const NcclApi *api, int nranks, const ncclUniqueId &id, in
 }
 
 Status NcclComm::split(int color, int key, const std::string &name, Deadline deadline,
-                       std::shared_ptr<NcclComm> *out, const std::function<void()> &idle) {
+                       std::shared_ptr<NcclComm> *out, const std::function<Status()> &idle) {
   std::shared_ptr<NcclComm> child(new NcclComm(api_, name));
   ncclConfig_t cfg = nonblocking_config(child->name_);
   cfg.splitShare = 1;  // the child shares the parent's channels and buffers where NCCL can
@@ -105,7 +108,7 @@ Status NcclComm::split(int color, int key, const std::string &name, Deadline dea
 }
 
 Status NcclComm::run(const char *what, const std::function<ncclResult_t(ncclComm_t)> &issue, Deadline deadline,
-                     const std::function<void()> &idle) {
+                     const std::function<Status()> &idle) {
   std::lock_guard<std::mutex> g(mu_);
   if (aborted_.load()) return Error(XC_ERR_ABORTED, "NCCL communicator %s was aborted", name_.c_str());
   if (broken_.load()) return Error(XC_ERR_NCCL, "NCCL communicator %s is broken: %s", name_.c_str(), why_broken_.c_str());

@@ -24,7 +24,7 @@ class NcclComm {
   // Join the NCCL communicator named by id as rank of nranks (collective
   // over the nranks callers), ready when this returns.
   static Status init(const NcclApi *api, int nranks, const ncclUniqueId &id, int rank, const std::string &name,
-                     Deadline deadline, std::shared_ptr<NcclComm> *out, const std::function<void()> &idle = {});
+                     Deadline deadline, std::shared_ptr<NcclComm> *out, const std::function<Status()> &idle = {});
   ~NcclComm();  // finalize and destroy; abort when broken
   NcclComm(const NcclComm &) = delete;
   NcclComm &operator=(const NcclComm &) = delete;
@@ -32,14 +32,16 @@ class NcclComm {
   // ncclCommSplit of this communicator (collective over its ranks; each
   // calls once). color kSplitNoColor: takes part, *out stays null.
   Status split(int color, int key, const std::string &name, Deadline deadline, std::shared_ptr<NcclComm> *out,
-               const std::function<void()> &idle = {});
+               const std::function<Status()> &idle = {});
 
   // Issue NCCL calls (issue returns the last one's result; it may call
   // ncclGroupStart/End) and wait until they are no longer in progress. A
   // failure breaks the communicator (aborted; every later call fails).
-  // idle, if set, runs between polls (the caller's other progress).
+  // idle, if set, runs between polls (the caller's other progress, and
+  // its news: an error from it ends the wait and breaks the communicator,
+  // e.g. a member the host engine knows is dead).
   Status run(const char *what, const std::function<ncclResult_t(ncclComm_t)> &issue, Deadline deadline,
-             const std::function<void()> &idle = {});
+             const std::function<Status()> &idle = {});
 
   // ncclCommAbort now (never waits for the communicator's lock: a call
   // polling under it sees the abort and returns). Later calls: XC_ERR_ABORTED.
@@ -56,7 +58,7 @@ class NcclComm {
  private:
   NcclComm(const NcclApi *api, std::string name) : api_(api), name_(std::move(name)) {}
   // Poll ncclCommGetAsyncError until not ncclInProgress; under mu_.
-  Status wait_ready(const char *what, ncclResult_t issued, Deadline deadline, const std::function<void()> &idle = {});
+  Status wait_ready(const char *what, ncclResult_t issued, Deadline deadline, const std::function<Status()> &idle = {});
   Status failure(const char *what, ncclResult_t r);
 
   const NcclApi *api_;
