@@ -13,12 +13,12 @@
 
 namespace xc {
 
+using nccl::NcclApi;
+using nccl::NcclComm;
 using nccl::ncclComm_t;
 using nccl::ncclDataType_t;
 using nccl::ncclRedOp_t;
 using nccl::ncclResult_t;
-using nccl::NcclApi;
-using nccl::NcclComm;
 
 namespace {
 
@@ -49,28 +49,60 @@ bool any_forced() {
 
 bool to_nccl_type(xc_dtype_t t, ncclDataType_t *out) {
   switch (t) {
-    case XC_INT8: *out = nccl::ncclInt8; return true;
-    case XC_UINT8: *out = nccl::ncclUint8; return true;
-    case XC_INT32: *out = nccl::ncclInt32; return true;
-    case XC_UINT32: *out = nccl::ncclUint32; return true;
-    case XC_INT64: *out = nccl::ncclInt64; return true;
-    case XC_UINT64: *out = nccl::ncclUint64; return true;
-    case XC_FLOAT16: *out = nccl::ncclFloat16; return true;
-    case XC_BFLOAT16: *out = nccl::ncclBfloat16; return true;
-    case XC_FLOAT32: *out = nccl::ncclFloat32; return true;
-    case XC_FLOAT64: *out = nccl::ncclFloat64; return true;
-    default: return false;
+    case XC_INT8:
+      *out = nccl::ncclInt8;
+      return true;
+    case XC_UINT8:
+      *out = nccl::ncclUint8;
+      return true;
+    case XC_INT32:
+      *out = nccl::ncclInt32;
+      return true;
+    case XC_UINT32:
+      *out = nccl::ncclUint32;
+      return true;
+    case XC_INT64:
+      *out = nccl::ncclInt64;
+      return true;
+    case XC_UINT64:
+      *out = nccl::ncclUint64;
+      return true;
+    case XC_FLOAT16:
+      *out = nccl::ncclFloat16;
+      return true;
+    case XC_BFLOAT16:
+      *out = nccl::ncclBfloat16;
+      return true;
+    case XC_FLOAT32:
+      *out = nccl::ncclFloat32;
+      return true;
+    case XC_FLOAT64:
+      *out = nccl::ncclFloat64;
+      return true;
+    default:
+      return false;
   }
 }
 
 bool to_nccl_op(xc_op_t op, ncclRedOp_t *out) {
   switch (op) {
-    case XC_SUM: *out = nccl::ncclSum; return true;
-    case XC_PROD: *out = nccl::ncclProd; return true;
-    case XC_MIN: *out = nccl::ncclMin; return true;
-    case XC_MAX: *out = nccl::ncclMax; return true;
-    case XC_AVG: *out = nccl::ncclAvg; return true;
-    default: return false;  // bitwise: NCCL has none
+    case XC_SUM:
+      *out = nccl::ncclSum;
+      return true;
+    case XC_PROD:
+      *out = nccl::ncclProd;
+      return true;
+    case XC_MIN:
+      *out = nccl::ncclMin;
+      return true;
+    case XC_MAX:
+      *out = nccl::ncclMax;
+      return true;
+    case XC_AVG:
+      *out = nccl::ncclAvg;
+      return true;
+    default:
+      return false;  // bitwise: NCCL has none
   }
 }
 
@@ -145,7 +177,9 @@ Status make_by_id(xc_comm_s *comm) {
     all.push_back(mine);  // a world of one has no store, and needs none
   } else {
     bootstrap::StoreClient *store = comm->fabric->store();
-    if (!store) return Error(XC_ERR_INTERNAL, "communicator %s has no bootstrap store to send NCCL's id through", comm->name.c_str());
+    if (!store)
+      return Error(XC_ERR_INTERNAL, "communicator %s has no bootstrap store to send NCCL's id through",
+                   comm->name.c_str());
     XC_TRY(bootstrap::store_allgather(*store, key, comm->rank, comm->size, mine, op_deadline(comm), &all));
   }
   if (!local.ok()) return local;
@@ -158,8 +192,9 @@ Status make_by_id(xc_comm_s *comm) {
   memcpy(&id, &all[0][1], sizeof id);
   Deadline deadline = op_deadline(comm);
   std::shared_ptr<NcclComm> made;
-  XC_TRY(dev->in_context([&] { return NcclComm::init(api, comm->size, id, comm->rank, comm->name, deadline, &made,
-                                                      engine_progress(comm)); }));
+  XC_TRY(dev->in_context([&] {
+    return NcclComm::init(api, comm->size, id, comm->rank, comm->name, deadline, &made, engine_progress(comm));
+  }));
   made->set_finalize_ms(comm->timeout_ms);
   comm->nccl = std::move(made);
   XC_INFO("NCCL communicator of %s (%d ranks) made from a unique id in %.3f ms", comm->name.c_str(), comm->size,
@@ -230,7 +265,8 @@ ncclResult_t grouped(const NcclApi *api, ncclComm_t c, void *native, ncclDataTyp
   if (r != nccl::ncclSuccess) return r;
   for (const Xfer &x : xs) {
     if (!x.count) continue;
-    r = x.send ? api->ncclSend(x.buf, x.count, t, x.peer, c, native) : api->ncclRecv(x.buf, x.count, t, x.peer, c, native);
+    r = x.send ? api->ncclSend(x.buf, x.count, t, x.peer, c, native)
+               : api->ncclRecv(x.buf, x.count, t, x.peer, c, native);
     if (r != nccl::ncclSuccess && r != nccl::ncclInProgress) {
       (void)api->ncclGroupEnd();
       return r;
@@ -261,9 +297,12 @@ Status reduce_blocks(gpu::Device *dev, gpu::Stream *s, void *dst, const void *bl
 bool nccl_wanted(const xc_comm_s *comm) {
   if (comm->device_ordinal == XC_DEVICE_NONE) return false;
   switch (nccl_mode()) {
-    case '0': return false;
-    case '1': return true;
-    default: return comm->local_size != comm->size || any_forced();
+    case '0':
+      return false;
+    case '1':
+      return true;
+    default:
+      return comm->local_size != comm->size || any_forced();
   }
 }
 
@@ -366,8 +405,10 @@ Status nccl_collective(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device
   ncclRedOp_t rop = nccl::ncclSum;
   if (!to_nccl_type(d.dtype, &t)) return Error(XC_ERR_INVALID_ARGUMENT, "dtype %d has no NCCL type", d.dtype);
   if (coll_kind_reduces(d.kind) && !to_nccl_op(d.op, &rop))
-    return Error(XC_ERR_UNSUPPORTED, "NCCL has no bitwise reductions (op %d): device memory across hosts takes sum, "
-                 "prod, min, max and avg", d.op);
+    return Error(XC_ERR_UNSUPPORTED,
+                 "NCCL has no bitwise reductions (op %d): device memory across hosts takes sum, "
+                 "prod, min, max and avg",
+                 d.op);
   const int n = comm->size, me = comm->rank;
   const size_t es = dtype_size(d.dtype);
   const void *key = stream.get();
@@ -387,7 +428,9 @@ Status nccl_collective(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device
       case CollKind::kBarrier: {
         void *scratch = nullptr;
         XC_TRY(scratch_for(comm, dev, key, sizeof(float), &scratch));
-        return call([&](ncclComm_t c) { return api->ncclAllReduce(scratch, scratch, 1, nccl::ncclFloat32, nccl::ncclSum, c, s); });
+        return call([&](ncclComm_t c) {
+          return api->ncclAllReduce(scratch, scratch, 1, nccl::ncclFloat32, nccl::ncclSum, c, s);
+        });
       }
       case CollKind::kBroadcast:
         return call([&](ncclComm_t c) { return api->ncclBroadcast(rb, rb, d.count, t, d.root, c, s); });
@@ -461,7 +504,9 @@ Status nccl_collective(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device
       case CollKind::kAlltoall:
       case CollKind::kAlltoallv: {
         bool v = d.kind == CollKind::kAlltoallv;
-        auto scount = [&](int j) { return v ? (d.in_place ? d.recvcounts : d.sendcounts)[static_cast<size_t>(j)] : d.count; };
+        auto scount = [&](int j) {
+          return v ? (d.in_place ? d.recvcounts : d.sendcounts)[static_cast<size_t>(j)] : d.count;
+        };
         auto sdispl = [&](int j) {
           return v ? (d.in_place ? d.rdispls : d.sdispls)[static_cast<size_t>(j)] : static_cast<size_t>(j) * d.count;
         };
@@ -490,11 +535,14 @@ Status nccl_collective(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device
       case CollKind::kReduceScatterv: {
         // Block me of every rank, received into scratch slots, then reduced here in rank order.
         std::vector<size_t> off(static_cast<size_t>(n) + 1, 0);
-        for (int j = 0; j < n; ++j) off[static_cast<size_t>(j) + 1] = off[static_cast<size_t>(j)] + d.recvcounts[static_cast<size_t>(j)];
+        for (int j = 0; j < n; ++j)
+          off[static_cast<size_t>(j) + 1] = off[static_cast<size_t>(j)] + d.recvcounts[static_cast<size_t>(j)];
         size_t mine = d.recvcounts[static_cast<size_t>(me)];
         void *slots = nullptr;
         XC_TRY(scratch_for(comm, dev, key, static_cast<size_t>(n) * mine * es + es, &slots));
-        if (mine) XC_TRY(dev->copy_async(at(slots, static_cast<size_t>(me) * mine, es), at(sb, off[static_cast<size_t>(me)], es), mine * es, user));
+        if (mine)
+          XC_TRY(dev->copy_async(at(slots, static_cast<size_t>(me) * mine, es),
+                                 at(sb, off[static_cast<size_t>(me)], es), mine * es, user));
         std::vector<Xfer> xs;
         for (int j = 0; j < n; ++j) {
           if (j == me) continue;
@@ -548,8 +596,9 @@ Status nccl_p2p(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device::Devic
     } else {
       auto t0 = std::chrono::steady_clock::now();
       std::shared_ptr<NcclComm> child;
-      Status st = dev->in_context(
-          [&] { return nc->split(0, comm->rank, comm->name + "/p2p", op_deadline(comm), &child, engine_progress(comm)); });
+      Status st = dev->in_context([&] {
+        return nc->split(0, comm->rank, comm->name + "/p2p", op_deadline(comm), &child, engine_progress(comm));
+      });
       if (!st.ok()) return blame(comm, st);
       XC_INFO("NCCL point-to-point child of %s for a new stream made by ncclCommSplit in %.3f ms", comm->name.c_str(),
               ms_since(t0));
@@ -582,8 +631,8 @@ Status nccl_p2p(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device::Devic
   auto issue = [&](gpu::Stream *user) -> Status {
     void *s = dev->stream_native(user);
     XC_TRY(before_nccl(dev, user, deadline));
-    return nc->run(what, [&](ncclComm_t c) { return grouped(api, c, s, nccl::ncclUint8, xs); }, deadline,
-                   engine_progress(comm));
+    return nc->run(
+        what, [&](ncclComm_t c) { return grouped(api, c, s, nccl::ncclUint8, xs); }, deadline, engine_progress(comm));
   };
   Status st = dev->in_context([&] { return stream->enqueue_direct(std::move(job), issue); });
   if (!st.ok()) {

@@ -109,13 +109,24 @@ std::string injected(const char *call) {
 
 size_t dtype_size(int t) {
   switch (t) {
-    case 0: case 1: return 1;
-    case 2: case 3: return 4;
-    case 4: case 5: return 8;
-    case 6: case 9: return 2;
-    case 7: return 4;
-    case 8: return 8;
-    default: return 0;
+    case 0:
+    case 1:
+      return 1;
+    case 2:
+    case 3:
+      return 4;
+    case 4:
+    case 5:
+      return 8;
+    case 6:
+    case 9:
+      return 2;
+    case 7:
+      return 4;
+    case 8:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -123,10 +134,19 @@ template <typename T>
 void reduce_typed(T *acc, const T *in, size_t n, int op) {
   for (size_t i = 0; i < n; ++i) {
     switch (op) {
-      case 0: case 4: acc[i] = static_cast<T>(acc[i] + in[i]); break;
-      case 1: acc[i] = static_cast<T>(acc[i] * in[i]); break;
-      case 2: acc[i] = in[i] > acc[i] ? in[i] : acc[i]; break;
-      case 3: acc[i] = in[i] < acc[i] ? in[i] : acc[i]; break;
+      case 0:
+      case 4:
+        acc[i] = static_cast<T>(acc[i] + in[i]);
+        break;
+      case 1:
+        acc[i] = static_cast<T>(acc[i] * in[i]);
+        break;
+      case 2:
+        acc[i] = in[i] > acc[i] ? in[i] : acc[i];
+        break;
+      case 3:
+        acc[i] = in[i] < acc[i] ? in[i] : acc[i];
+        break;
     }
   }
 }
@@ -139,28 +159,61 @@ void divide_typed(T *acc, size_t n, int by) {
 // acc op= in, element-wise; false for dtypes the fake does not reduce.
 bool reduce(void *acc, const void *in, size_t n, int dtype, int op) {
   switch (dtype) {
-    case 0: reduce_typed(static_cast<int8_t *>(acc), static_cast<const int8_t *>(in), n, op); return true;
-    case 1: reduce_typed(static_cast<uint8_t *>(acc), static_cast<const uint8_t *>(in), n, op); return true;
-    case 2: reduce_typed(static_cast<int32_t *>(acc), static_cast<const int32_t *>(in), n, op); return true;
-    case 3: reduce_typed(static_cast<uint32_t *>(acc), static_cast<const uint32_t *>(in), n, op); return true;
-    case 4: reduce_typed(static_cast<int64_t *>(acc), static_cast<const int64_t *>(in), n, op); return true;
-    case 5: reduce_typed(static_cast<uint64_t *>(acc), static_cast<const uint64_t *>(in), n, op); return true;
-    case 7: reduce_typed(static_cast<float *>(acc), static_cast<const float *>(in), n, op); return true;
-    case 8: reduce_typed(static_cast<double *>(acc), static_cast<const double *>(in), n, op); return true;
-    default: return false;
+    case 0:
+      reduce_typed(static_cast<int8_t *>(acc), static_cast<const int8_t *>(in), n, op);
+      return true;
+    case 1:
+      reduce_typed(static_cast<uint8_t *>(acc), static_cast<const uint8_t *>(in), n, op);
+      return true;
+    case 2:
+      reduce_typed(static_cast<int32_t *>(acc), static_cast<const int32_t *>(in), n, op);
+      return true;
+    case 3:
+      reduce_typed(static_cast<uint32_t *>(acc), static_cast<const uint32_t *>(in), n, op);
+      return true;
+    case 4:
+      reduce_typed(static_cast<int64_t *>(acc), static_cast<const int64_t *>(in), n, op);
+      return true;
+    case 5:
+      reduce_typed(static_cast<uint64_t *>(acc), static_cast<const uint64_t *>(in), n, op);
+      return true;
+    case 7:
+      reduce_typed(static_cast<float *>(acc), static_cast<const float *>(in), n, op);
+      return true;
+    case 8:
+      reduce_typed(static_cast<double *>(acc), static_cast<const double *>(in), n, op);
+      return true;
+    default:
+      return false;
   }
 }
 
 void divide(void *acc, size_t n, int dtype, int by) {
   switch (dtype) {
-    case 0: divide_typed(static_cast<int8_t *>(acc), n, by); break;
-    case 1: divide_typed(static_cast<uint8_t *>(acc), n, by); break;
-    case 2: divide_typed(static_cast<int32_t *>(acc), n, by); break;
-    case 3: divide_typed(static_cast<uint32_t *>(acc), n, by); break;
-    case 4: divide_typed(static_cast<int64_t *>(acc), n, by); break;
-    case 5: divide_typed(static_cast<uint64_t *>(acc), n, by); break;
-    case 7: divide_typed(static_cast<float *>(acc), n, by); break;
-    case 8: divide_typed(static_cast<double *>(acc), n, by); break;
+    case 0:
+      divide_typed(static_cast<int8_t *>(acc), n, by);
+      break;
+    case 1:
+      divide_typed(static_cast<uint8_t *>(acc), n, by);
+      break;
+    case 2:
+      divide_typed(static_cast<int32_t *>(acc), n, by);
+      break;
+    case 3:
+      divide_typed(static_cast<uint32_t *>(acc), n, by);
+      break;
+    case 4:
+      divide_typed(static_cast<int64_t *>(acc), n, by);
+      break;
+    case 5:
+      divide_typed(static_cast<uint64_t *>(acc), n, by);
+      break;
+    case 7:
+      divide_typed(static_cast<float *>(acc), n, by);
+      break;
+    case 8:
+      divide_typed(static_cast<double *>(acc), n, by);
+      break;
   }
 }
 
@@ -203,8 +256,8 @@ struct ncclComm {
   std::string dir;
   int nranks = 0, rank = 0;
   bool blocking = true;
-  uint64_t seq = 0;     // collectives started (the worker's)
-  int splits = 0;       // splits of this communicator (callers' order)
+  uint64_t seq = 0;                        // collectives started (the worker's)
+  int splits = 0;                          // splits of this communicator (callers' order)
   std::map<int, uint64_t> sent, received;  // messages per peer (the worker's)
   std::atomic<int> async{kSuccess};
   std::atomic<int> ready_polls{0};  // ncclInProgress answers left before ready (non-blocking init)
@@ -342,13 +395,15 @@ int run_p2p(ncclComm *c, std::vector<P2p> ops, const std::string &inject) {
   for (const P2p &op : ops) {
     if (!op.send) continue;
     uint64_t k = ++c->sent[op.peer];
-    std::string path = c->dir + "/p2p." + std::to_string(c->rank) + "." + std::to_string(op.peer) + "." + std::to_string(k);
+    std::string path =
+        c->dir + "/p2p." + std::to_string(c->rank) + "." + std::to_string(op.peer) + "." + std::to_string(k);
     if (!write_file(path, op.buf, op.count * dtype_size(op.dtype))) return kSystemError;
   }
   for (const P2p &op : ops) {
     if (op.send) continue;
     uint64_t k = ++c->received[op.peer];
-    std::string path = c->dir + "/p2p." + std::to_string(op.peer) + "." + std::to_string(c->rank) + "." + std::to_string(k);
+    std::string path =
+        c->dir + "/p2p." + std::to_string(op.peer) + "." + std::to_string(c->rank) + "." + std::to_string(k);
     int r = c->wait_for(path);
     if (r != kSuccess) return r;
     std::vector<char> data;
@@ -356,8 +411,8 @@ int run_p2p(ncclComm *c, std::vector<P2p> ops, const std::string &inject) {
     unlink(path.c_str());
     size_t want = op.count * dtype_size(op.dtype);
     if (data.size() != want) {
-      c->last_error = "fake NCCL: message of " + std::to_string(data.size()) + " bytes for a receive of " +
-                      std::to_string(want);
+      c->last_error =
+          "fake NCCL: message of " + std::to_string(data.size()) + " bytes for a receive of " + std::to_string(want);
       return kInvalidUsage;
     }
     memcpy(op.buf, data.data(), want);
@@ -420,14 +475,22 @@ int ncclGetUniqueId(UniqueId *id) {
 
 const char *ncclGetErrorString(int r) {
   switch (r) {
-    case kSuccess: return "no error";
-    case kSystemError: return "unhandled system error (fake)";
-    case kInternalError: return "internal error (fake)";
-    case kInvalidArgument: return "invalid argument (fake)";
-    case kInvalidUsage: return "invalid usage (fake)";
-    case kRemoteError: return "remote process exited or there was a network error (fake)";
-    case kInProgress: return "NCCL operation in progress";
-    default: return "unknown result code (fake)";
+    case kSuccess:
+      return "no error";
+    case kSystemError:
+      return "unhandled system error (fake)";
+    case kInternalError:
+      return "internal error (fake)";
+    case kInvalidArgument:
+      return "invalid argument (fake)";
+    case kInvalidUsage:
+      return "invalid usage (fake)";
+    case kRemoteError:
+      return "remote process exited or there was a network error (fake)";
+    case kInProgress:
+      return "NCCL operation in progress";
+    default:
+      return "unknown result code (fake)";
   }
 }
 
@@ -559,11 +622,14 @@ static int coll(const char *call, const char *op, ncclComm *comm, const void *se
     if (kind == "broadcast") {
       memcpy(recv, all[static_cast<size_t>(root)].data(), count * es);
     } else if (kind == "allgather") {
-      for (int p = 0; p < n; ++p) memcpy(static_cast<char *>(recv) + static_cast<size_t>(p) * count * es, all[static_cast<size_t>(p)].data(), count * es);
+      for (int p = 0; p < n; ++p)
+        memcpy(static_cast<char *>(recv) + static_cast<size_t>(p) * count * es, all[static_cast<size_t>(p)].data(),
+               count * es);
     } else {  // allreduce, reduce, reducescatter: rank order
       if (kind == "reduce" && comm->rank != root) return static_cast<int>(kSuccess);
       size_t off = kind == "reducescatter" ? static_cast<size_t>(comm->rank) * count * es : 0;
-      std::vector<char> acc(all[0].begin() + static_cast<long>(off), all[0].begin() + static_cast<long>(off + count * es));
+      std::vector<char> acc(all[0].begin() + static_cast<long>(off),
+                            all[0].begin() + static_cast<long>(off + count * es));
       for (int p = 1; p < n; ++p)
         if (!reduce(acc.data(), all[static_cast<size_t>(p)].data() + off, count, dtype, redop)) {
           comm->last_error = "fake NCCL: no reduction for dtype " + std::to_string(dtype);
@@ -599,8 +665,8 @@ int ncclGroupStart() {
 
 static int p2p(bool send, void *buf, size_t count, int dtype, int peer, ncclComm *comm, void *stream) {
   if (!comm || peer < 0 || peer >= comm->nranks || dtype_size(dtype) == 0) return kInvalidArgument;
-  logf("%s comm=%s peer=%d count=%zu dtype=%d stream=%p", send ? "send" : "recv", comm->name.c_str(), peer, count, dtype,
-       stream);
+  logf("%s comm=%s peer=%d count=%zu dtype=%d stream=%p", send ? "send" : "recv", comm->name.c_str(), peer, count,
+       dtype, stream);
   t_group.push_back({send, buf, count, dtype, peer, comm, stream});
   if (t_group_depth > 0) return kSuccess;
   ++t_group_depth;

@@ -46,14 +46,14 @@
 static xc_comm_t world;
 static int me, n;
 
-#define CALL(call)                                                                                       \
-  do {                                                                                                   \
-    xc_result_t rc_ = (call);                                                                            \
-    if (rc_ != XC_SUCCESS) {                                                                             \
+#define CALL(call)                                                                                         \
+  do {                                                                                                     \
+    xc_result_t rc_ = (call);                                                                              \
+    if (rc_ != XC_SUCCESS) {                                                                               \
       fprintf(stderr, "[rank %d] %s:%d: %s -> %s (%s)\n", me, __FILE__, __LINE__, #call, xc_strerror(rc_), \
-              xc_last_error());                                                                          \
-      exit(1);                                                                                           \
-    }                                                                                                    \
+              xc_last_error());                                                                            \
+      exit(1);                                                                                             \
+    }                                                                                                      \
   } while (0)
 
 #define CHECK(cond, ...)                                                 \
@@ -69,8 +69,8 @@ static int me, n;
 /* Checks of the fake's log; without one (a real NCCL on a GPU: gpu_run.sh)
    the data checks stay and these are skipped. */
 static int have_log;
-#define LOGCHECK(cond, ...) \
-  do {                      \
+#define LOGCHECK(cond, ...)                 \
+  do {                                      \
     if (have_log) CHECK(cond, __VA_ARGS__); \
   } while (0)
 
@@ -145,7 +145,9 @@ static const char *log_last(const char *word, const char *key) {
 
 /* ---- data ---- */
 
-static int32_t ival(int rank, int salt, size_t i) { return (int32_t)((rank * 7919 + salt * 104729 + (int)i * 31) % 2001) - 1000; }
+static int32_t ival(int rank, int salt, size_t i) {
+  return (int32_t)((rank * 7919 + salt * 104729 + (int)i * 31) % 2001) - 1000;
+}
 static double dval(int rank, int salt, size_t i) { return (double)((rank * 3 + salt + (int)i) % 7) - 3.0; }
 
 static void *dev_of(const void *host, size_t bytes) {
@@ -178,9 +180,12 @@ static void expect_f64(const void *dev, const double *want, size_t count, const 
 
 static int32_t red_i32(int32_t a, int32_t b, xc_op_t op) {
   switch (op) {
-    case XC_MIN: return a < b ? a : b;
-    case XC_MAX: return a > b ? a : b;
-    default: return a + b;
+    case XC_MIN:
+      return a < b ? a : b;
+    case XC_MAX:
+      return a > b ? a : b;
+    default:
+      return a + b;
   }
 }
 
@@ -490,7 +495,8 @@ static void test_ops(void) {
   dev_free(world, din);
   /* the log: one NCCL communicator (made at xc_init), every op on it, on the bound stream */
   LOGCHECK(log_count("init", NULL, NULL) == 1, "expected 1 NCCL init, log has %d", log_count("init", NULL, NULL));
-  LOGCHECK(log_count("init", "blocking=0", "config_version=22800") == 1, "the init was not non-blocking with a v22800 config");
+  LOGCHECK(log_count("init", "blocking=0", "config_version=22800") == 1,
+           "the init was not non-blocking with a v22800 config");
   LOGCHECK(log_count("coll", "op=allreduce", NULL) >= 8, "allreduce calls missing in the log");
   {
     char stream[64];
@@ -529,7 +535,7 @@ static void test_splits(void) {
   CHECK(child != NULL, "no child");
   expect_nccl_splits = 1;
   LOGCHECK(log_count("split", NULL, NULL) == expect_nccl_splits, "expected one ncclCommSplit, log has %d",
-        log_count("split", NULL, NULL));
+           log_count("split", NULL, NULL));
   /* Forced (XC_NCCL=1) every child uses NCCL; between hosts (run.sh's
      hosts mode, a host per rank) a child on one host does not (its device
      ops take the IPC path) and passes NCCL_SPLIT_NOCOLOR. */
@@ -540,7 +546,7 @@ static void test_splits(void) {
   }
   snprintf(key, sizeof key, "color=%d key=%d ", child_nccl ? group : -1, grank);
   LOGCHECK(log_count("split", key, NULL) == 1, "the split's color/key is not %s (child %s)", key,
-        log_last("split", "child="));
+           log_last("split", "child="));
   /* an allreduce on the child goes to the child's NCCL communicator */
   {
     char comm[300];
@@ -571,7 +577,8 @@ static void test_splits(void) {
     }
     sz[0] = n - 1;
     CALL(xc_comm_split_groups(world, 2, sz, rk, NULL, &c2));
-    LOGCHECK(log_count("split", NULL, NULL) == 2, "expected two ncclCommSplit calls, log has %d", log_count("split", NULL, NULL));
+    LOGCHECK(log_count("split", NULL, NULL) == 2, "expected two ncclCommSplit calls, log has %d",
+             log_count("split", NULL, NULL));
     if (me == n - 1) {
       CHECK(c2 == NULL, "rank in no group got a communicator");
       LOGCHECK(log_count("split", "index=1 color=-1 ", NULL) == 1, "no NCCL_SPLIT_NOCOLOR for a rank in no group");
@@ -607,7 +614,8 @@ static void test_lazy(void) {
   CALL(xc_allreduce(XC_IN_PLACE, d, 1, XC_INT32, XC_SUM, world));
   CALL(xc_stream_synchronize(coll_stream));
   expect_i32(d, &want, 1, "lazy world allreduce");
-  LOGCHECK(log_count("init", NULL, NULL) == 1, "the first device op made %d NCCL communicators", log_count("init", NULL, NULL));
+  LOGCHECK(log_count("init", NULL, NULL) == 1, "the first device op made %d NCCL communicators",
+           log_count("init", NULL, NULL));
   {
     xc_stream_t s = dev_stream(child);
     CALL(xc_stream_bind(child, s, XC_BIND_COLLECTIVES));
@@ -647,9 +655,9 @@ static void test_p2p(void) {
   }
   snprintf(parent, sizeof parent, "comm=%s ", log_last("init", "comm="));
   LOGCHECK(log_count("split", NULL, NULL) == 0 && log_count("init", NULL, NULL) == 1,
-        "point-to-point on the collectives' stream made a communicator");
+           "point-to-point on the collectives' stream made a communicator");
   LOGCHECK(log_count("send", parent, NULL) == 3 && log_count("recv", parent, NULL) == 3,
-        "point-to-point is not on the parent's NCCL communicator");
+           "point-to-point is not on the parent's NCCL communicator");
   /* the peers on a second stream: one child, made once */
   CALL(xc_stream_bind(world, second, to));
   CALL(xc_stream_bind(world, second, from));
@@ -661,8 +669,8 @@ static void test_p2p(void) {
     CALL(xc_stream_synchronize(second));
     expect_i32(dout, want, C, "sendrecv on a second stream");
   }
-  LOGCHECK(log_count("split", "color=0 ", NULL) == 1, "expected one ncclCommSplit (color 0) for the second stream, got %d",
-        log_count("split", NULL, NULL));
+  LOGCHECK(log_count("split", "color=0 ", NULL) == 1,
+           "expected one ncclCommSplit (color 0) for the second stream, got %d", log_count("split", NULL, NULL));
   {
     char key[32], child[300];
     snprintf(key, sizeof key, "key=%d ", me);
@@ -734,7 +742,8 @@ static void test_failure(int hang) {
   CALL(xc_allreduce(XC_IN_PLACE, p.buf, 16, XC_INT32, XC_SUM, world));
   CALL(xc_stream_synchronize(coll_stream));
   run_allreduce(&p);
-  printf("[rank %d] %s: %s after %.0f ms (%s)\n", me, hang ? "hang" : "async", xc_strerror(p.rc), p.ms, xc_last_error());
+  printf("[rank %d] %s: %s after %.0f ms (%s)\n", me, hang ? "hang" : "async", xc_strerror(p.rc), p.ms,
+         xc_last_error());
   CHECK(p.rc != XC_SUCCESS, "the op succeeded");
   CHECK(p.ms < timeout + 2000, "the error came after %.0f ms (deadline %lld ms)", p.ms, (long long)timeout);
   if (hang && me == 0) CHECK(p.rc == XC_ERR_TIMEOUT, "the hung rank got %s, not XC_ERR_TIMEOUT", xc_strerror(p.rc));
@@ -791,7 +800,7 @@ static void test_algo(void) {
   for (round = 0; round < 3; ++round) {
     for (i = 0; i < C; ++i) h[i] = ival(me, 40 + round, i);
     dev_put(d, h, C * 4);
-    CALL(xc_allgather(d, g, C, XC_INT32, world)); /* IPC */
+    CALL(xc_allgather(d, g, C, XC_INT32, world));                   /* IPC */
     CALL(xc_allreduce(XC_IN_PLACE, d, C, XC_INT32, XC_SUM, world)); /* NCCL, after it on the stream */
     sync_all();
     for (i = 0; i < C; ++i) {
@@ -843,9 +852,10 @@ static void test_timing(void) {
   CALL(xc_sendrecv(a, 1024, (me + 1) % n, 0, b, 1024, (me + n - 1) % n, 0, XC_INT32, world, NULL));
   CALL(xc_stream_synchronize(s));
   again_ms = now_ms() - t0;
-  printf("[rank %d] timing (%s, %d ranks): xc_init with its NCCL communicator %.1f ms; split_groups into 4 groups "
-         "(one ncclCommSplit) %.1f ms; first P2P on a new stream (makes the child) %.1f ms, the next %.2f ms\n",
-         me, dev_kind(), n, init_ms, split_ms, p2p_ms, again_ms);
+  printf(
+      "[rank %d] timing (%s, %d ranks): xc_init with its NCCL communicator %.1f ms; split_groups into 4 groups "
+      "(one ncclCommSplit) %.1f ms; first P2P on a new stream (makes the child) %.1f ms, the next %.2f ms\n",
+      me, dev_kind(), n, init_ms, split_ms, p2p_ms, again_ms);
   CALL(xc_stream_bind(world, NULL, (me + 1) % n));
   CALL(xc_stream_bind(world, NULL, (me + n - 1) % n));
   CALL(xc_stream_destroy(s));
@@ -865,8 +875,7 @@ int main(int argc, char **argv) {
   if (!strcmp(c, "hang") && rank && atoi(rank) == 0) setenv("FAKE_NCCL_FAIL", "ncclAllReduce:2:hang", 1);
   if (!strcmp(c, "missing")) setenv("XC_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1);
   if (!strcmp(c, "old")) setenv("FAKE_NCCL_VERSION", "21703", 1);
-  if (!strcmp(c, "ops") || !strcmp(c, "splits") || !strcmp(c, "lazy") || !strcmp(c, "p2p") ||
-      !strcmp(c, "algo"))
+  if (!strcmp(c, "ops") || !strcmp(c, "splits") || !strcmp(c, "lazy") || !strcmp(c, "p2p") || !strcmp(c, "algo"))
     cfg.timeout_ms = 20000;
   have_log = getenv("FAKE_NCCL_LOG") != NULL;
   {
@@ -880,18 +889,30 @@ int main(int argc, char **argv) {
   dev_setup(world);
   coll_stream = dev_stream(world);
   CALL(xc_stream_bind(world, coll_stream, XC_BIND_COLLECTIVES));
-  if (!strcmp(c, "ops")) test_ops();
-  else if (!strcmp(c, "splits")) test_splits();
-  else if (!strcmp(c, "lazy")) test_lazy();
-  else if (!strcmp(c, "p2p")) test_p2p();
-  else if (!strcmp(c, "abort")) test_abort();
-  else if (!strcmp(c, "async")) test_failure(0);
-  else if (!strcmp(c, "hang")) test_failure(1);
-  else if (!strcmp(c, "missing")) test_unavailable("/nonexistent/libnccl.so.2");
-  else if (!strcmp(c, "old")) test_unavailable("2.17.3");
-  else if (!strcmp(c, "timing")) test_timing();
-  else if (!strcmp(c, "algo")) test_algo();
-  else if (!strcmp(c, "kill")) test_kill();
+  if (!strcmp(c, "ops"))
+    test_ops();
+  else if (!strcmp(c, "splits"))
+    test_splits();
+  else if (!strcmp(c, "lazy"))
+    test_lazy();
+  else if (!strcmp(c, "p2p"))
+    test_p2p();
+  else if (!strcmp(c, "abort"))
+    test_abort();
+  else if (!strcmp(c, "async"))
+    test_failure(0);
+  else if (!strcmp(c, "hang"))
+    test_failure(1);
+  else if (!strcmp(c, "missing"))
+    test_unavailable("/nonexistent/libnccl.so.2");
+  else if (!strcmp(c, "old"))
+    test_unavailable("2.17.3");
+  else if (!strcmp(c, "timing"))
+    test_timing();
+  else if (!strcmp(c, "algo"))
+    test_algo();
+  else if (!strcmp(c, "kill"))
+    test_kill();
   else {
     fprintf(stderr, "unknown case %s\n", c);
     return 2;

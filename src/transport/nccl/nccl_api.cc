@@ -54,11 +54,10 @@ Status load(NcclApi *api) {
                  path.c_str(), e ? e : "?");
   }
   api->library = path;
-#define XC_NCCL_RESOLVE(name, sig)                                                                               \
-  api->name = reinterpret_cast<std::add_pointer_t<sig>>(dlsym(h, #name));                                                          \
-  if (!api->name)                                                                                                \
-    return Error(XC_ERR_UNSUPPORTED, "%s has no %s: NCCL 2.18 or later is needed (ncclCommSplit)", path.c_str(), \
-                 #name);
+#define XC_NCCL_RESOLVE(name, sig)                                        \
+  api->name = reinterpret_cast<std::add_pointer_t<sig>>(dlsym(h, #name)); \
+  if (!api->name)                                                         \
+    return Error(XC_ERR_UNSUPPORTED, "%s has no %s: NCCL 2.18 or later is needed (ncclCommSplit)", path.c_str(), #name);
   XC_NCCL_ENTRIES(XC_NCCL_RESOLVE)
 #undef XC_NCCL_RESOLVE
   int v = 0;

@@ -47,11 +47,11 @@ enum ncclDataType_t : int {
   ncclFloat64 = 8,
   ncclBfloat16 = 9,
 };
-constexpr int kSplitNoColor = -1;                      // NCCL_SPLIT_NOCOLOR
-constexpr int kConfigUndefInt = INT32_MIN;             // NCCL_CONFIG_UNDEF_INT
-constexpr unsigned kConfigMagic = 0xcafebeef;          // NCCL_CONFIG_INITIALIZER's magic
-constexpr int kVersionSplit = 21800;                   // 2.18.0: ncclCommSplit
-constexpr unsigned kConfigVersion = 22800;             // the layout below (ncclConfig_v22800)
+constexpr int kSplitNoColor = -1;              // NCCL_SPLIT_NOCOLOR
+constexpr int kConfigUndefInt = INT32_MIN;     // NCCL_CONFIG_UNDEF_INT
+constexpr unsigned kConfigMagic = 0xcafebeef;  // NCCL_CONFIG_INITIALIZER's magic
+constexpr int kVersionSplit = 21800;           // 2.18.0: ncclCommSplit
+constexpr unsigned kConfigVersion = 22800;     // the layout below (ncclConfig_v22800)
 
 // ncclConfig_v22800 (nccl.h 2.28). Each NCCL version appends fields; the
 // header says which layout the caller holds.
@@ -82,25 +82,25 @@ static_assert(sizeof(ncclConfig_t) == 80, "ncclConfig_v22800");
 // NCCL_CONFIG_INITIALIZER: every field undefined (NCCL's default).
 ncclConfig_t config_initializer();
 
-#define XC_NCCL_ENTRIES(X)                                                                                        \
-  X(ncclGetVersion, ncclResult_t(int *))                                                                      \
-  X(ncclGetUniqueId, ncclResult_t(ncclUniqueId *))                                                            \
-  X(ncclCommInitRankConfig, ncclResult_t(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *))               \
-  X(ncclCommSplit, ncclResult_t(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))                          \
-  X(ncclCommAbort, ncclResult_t(ncclComm_t))                                                                  \
-  X(ncclCommDestroy, ncclResult_t(ncclComm_t))                                                                \
-  X(ncclCommFinalize, ncclResult_t(ncclComm_t))                                                               \
-  X(ncclCommGetAsyncError, ncclResult_t(ncclComm_t, ncclResult_t *))                                          \
-  X(ncclGetErrorString, const char *(ncclResult_t))                                                            \
-  X(ncclGetLastError, const char *(ncclComm_t))                                                                \
-  X(ncclAllReduce, ncclResult_t(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, void *)) \
-  X(ncclBroadcast, ncclResult_t(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, void *))       \
-  X(ncclReduce, ncclResult_t(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, void *)) \
-  X(ncclAllGather, ncclResult_t(const void *, void *, size_t, ncclDataType_t, ncclComm_t, void *))            \
+#define XC_NCCL_ENTRIES(X)                                                                                          \
+  X(ncclGetVersion, ncclResult_t(int *))                                                                            \
+  X(ncclGetUniqueId, ncclResult_t(ncclUniqueId *))                                                                  \
+  X(ncclCommInitRankConfig, ncclResult_t(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *))                     \
+  X(ncclCommSplit, ncclResult_t(ncclComm_t, int, int, ncclComm_t *, ncclConfig_t *))                                \
+  X(ncclCommAbort, ncclResult_t(ncclComm_t))                                                                        \
+  X(ncclCommDestroy, ncclResult_t(ncclComm_t))                                                                      \
+  X(ncclCommFinalize, ncclResult_t(ncclComm_t))                                                                     \
+  X(ncclCommGetAsyncError, ncclResult_t(ncclComm_t, ncclResult_t *))                                                \
+  X(ncclGetErrorString, const char *(ncclResult_t))                                                                 \
+  X(ncclGetLastError, const char *(ncclComm_t))                                                                     \
+  X(ncclAllReduce, ncclResult_t(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, void *))     \
+  X(ncclBroadcast, ncclResult_t(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, void *))             \
+  X(ncclReduce, ncclResult_t(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t, void *))   \
+  X(ncclAllGather, ncclResult_t(const void *, void *, size_t, ncclDataType_t, ncclComm_t, void *))                  \
   X(ncclReduceScatter, ncclResult_t(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, void *)) \
-  X(ncclSend, ncclResult_t(const void *, size_t, ncclDataType_t, int, ncclComm_t, void *))                    \
-  X(ncclRecv, ncclResult_t(void *, size_t, ncclDataType_t, int, ncclComm_t, void *))                          \
-  X(ncclGroupStart, ncclResult_t())                                                                           \
+  X(ncclSend, ncclResult_t(const void *, size_t, ncclDataType_t, int, ncclComm_t, void *))                          \
+  X(ncclRecv, ncclResult_t(void *, size_t, ncclDataType_t, int, ncclComm_t, void *))                                \
+  X(ncclGroupStart, ncclResult_t())                                                                                 \
   X(ncclGroupEnd, ncclResult_t())
 
 struct NcclApi {

@@ -78,13 +78,14 @@ Status NcclComm::init(const NcclApi *api, int nranks, const ncclUniqueId &id, in
   return Status::Ok();
 }
 
-Status NcclComm::split(int color, int key, const std::string &name, Deadline deadline,
-                       std::shared_ptr<NcclComm> *out, const std::function<Status()> &idle) {
+Status NcclComm::split(int color, int key, const std::string &name, Deadline deadline, std::shared_ptr<NcclComm> *out,
+                       const std::function<Status()> &idle) {
   std::shared_ptr<NcclComm> child(new NcclComm(api_, name));
   ncclConfig_t cfg = nonblocking_config(child->name_);
   cfg.splitShare = 1;  // the child shares the parent's channels and buffers where NCCL can
   std::lock_guard<std::mutex> g(mu_);
-  if (broken_.load()) return Error(XC_ERR_NCCL, "NCCL communicator %s is broken: %s", name_.c_str(), why_broken_.c_str());
+  if (broken_.load())
+    return Error(XC_ERR_NCCL, "NCCL communicator %s is broken: %s", name_.c_str(), why_broken_.c_str());
   ncclResult_t r = api_->ncclCommSplit(comm_, color, key, &child->comm_, &cfg);
   Status st = wait_ready("ncclCommSplit", r, deadline, idle);
   if (st.ok() && child->comm_) {
@@ -111,7 +112,8 @@ Status NcclComm::run(const char *what, const std::function<ncclResult_t(ncclComm
                      const std::function<Status()> &idle) {
   std::lock_guard<std::mutex> g(mu_);
   if (aborted_.load()) return Error(XC_ERR_ABORTED, "NCCL communicator %s was aborted", name_.c_str());
-  if (broken_.load()) return Error(XC_ERR_NCCL, "NCCL communicator %s is broken: %s", name_.c_str(), why_broken_.c_str());
+  if (broken_.load())
+    return Error(XC_ERR_NCCL, "NCCL communicator %s is broken: %s", name_.c_str(), why_broken_.c_str());
   Status st = wait_ready(what, issue(comm_), deadline, idle);
   if (!st.ok()) {
     // NCCL's rule after an error (and what a timed-out call needs): the
