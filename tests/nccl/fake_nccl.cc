@@ -156,6 +156,94 @@ void divide_typed(T *acc, size_t n, int by) {
   for (size_t i = 0; i < n; ++i) acc[i] = static_cast<T>(acc[i] / static_cast<T>(by));
 }
 
+// float16 / bfloat16: accumulated in float, rounded once at the end (as
+// NCCL and xcomm do), so the fake keeps float accumulators for them.
+float half_to_float(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ffu, bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal
+      exp = 127 - 15 + 1;
+      while (!(man & 0x400u)) {
+        man <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_half(float f) {  // round to nearest even; the tests' values are small integers
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int exp = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t man = x & 0x7fffffu;
+  if (exp <= 0) return static_cast<uint16_t>(sign);  // underflow to zero (not met by the tests)
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (man >> 13);
+  uint32_t rest = man & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return static_cast<uint16_t>(h);
+}
+
+float bf16_to_float(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+// Reduce n 16-bit floats from each rank's block (rank order) into out.
+void reduce_half(bool bf16, const std::vector<std::vector<char>> &all, size_t off, size_t n, int op, void *out) {
+  std::vector<float> acc(n);
+  for (size_t p = 0; p < all.size(); ++p) {
+    const uint16_t *in = reinterpret_cast<const uint16_t *>(all[p].data() + off);
+    for (size_t i = 0; i < n; ++i) {
+      float v = bf16 ? bf16_to_float(in[i]) : half_to_float(in[i]);
+      if (p == 0) {
+        acc[i] = v;
+        continue;
+      }
+      switch (op) {
+        case 0:
+        case 4:
+          acc[i] += v;
+          break;
+        case 1:
+          acc[i] *= v;
+          break;
+        case 2:
+          acc[i] = v > acc[i] ? v : acc[i];
+          break;
+        case 3:
+          acc[i] = v < acc[i] ? v : acc[i];
+          break;
+      }
+    }
+  }
+  uint16_t *o = static_cast<uint16_t *>(out);
+  for (size_t i = 0; i < n; ++i) {
+    float v = op == 4 ? acc[i] / static_cast<float>(all.size()) : acc[i];
+    o[i] = bf16 ? float_to_bf16(v) : float_to_half(v);
+  }
+}
+
 // acc op= in, element-wise; false for dtypes the fake does not reduce.
 bool reduce(void *acc, const void *in, size_t n, int dtype, int op) {
   switch (dtype) {
@@ -628,6 +716,10 @@ static int coll(const char *call, const char *op, ncclComm *comm, const void *se
     } else {  // allreduce, reduce, reducescatter: rank order
       if (kind == "reduce" && comm->rank != root) return static_cast<int>(kSuccess);
       size_t off = kind == "reducescatter" ? static_cast<size_t>(comm->rank) * count * es : 0;
+      if (dtype == 6 || dtype == 9) {
+        if (count) reduce_half(dtype == 9, all, off, count, redop, recv);
+        return static_cast<int>(kSuccess);
+      }
       std::vector<char> acc(all[0].begin() + static_cast<long>(off),
                             all[0].begin() + static_cast<long>(off + count * es));
       for (int p = 1; p < n; ++p)

@@ -189,6 +189,23 @@ static int32_t red_i32(int32_t a, int32_t b, xc_op_t op) {
   }
 }
 
+/* Small integers as float16 / bfloat16 (exact: no rounding needed). */
+static uint16_t f2bf(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  return (uint16_t)(x >> 16);
+}
+static uint16_t f2h(float f) {
+  uint32_t x, sign, man;
+  int exp;
+  memcpy(&x, &f, 4);
+  sign = (x >> 16) & 0x8000u;
+  if ((x & 0x7fffffffu) == 0) return (uint16_t)sign;
+  exp = (int)((x >> 23) & 0xff) - 127 + 15;
+  man = x & 0x7fffffu;
+  return (uint16_t)(sign | ((uint32_t)exp << 10) | (man >> 13));
+}
+
 static size_t vcount(int j) { return (size_t)(j % 3) + 2; }
 
 static void test_ops(void) {
@@ -236,6 +253,37 @@ static void test_ops(void) {
       dev_free(world, din);
       dev_free(world, dout);
     }
+  }
+  /* float16 and bfloat16 (NCCL numbers them 6 and 9, xcomm 6 and 7): small
+     integers, exact in both, summed */
+  {
+    int r, k;
+    for (k = 0; k < 2; ++k) {
+      xc_dtype_t t = k ? XC_BFLOAT16 : XC_FLOAT16;
+      uint16_t *in16 = malloc(C * 2), *want16 = malloc(C * 2);
+      for (i = 0; i < C; ++i) {
+        float v = (float)dval(me, 3, i), s = 0;
+        in16[i] = k ? f2bf(v) : f2h(v);
+        for (r = 0; r < n; ++r) s += (float)dval(r, 3, i);
+        want16[i] = k ? f2bf(s) : f2h(s);
+      }
+      din = dev_of(in16, C * 2);
+      CALL(xc_allreduce(XC_IN_PLACE, din, C, t, XC_SUM, world));
+      sync_all();
+      {
+        uint16_t *got = malloc(C * 2);
+        dev_get(got, din, C * 2);
+        for (i = 0; i < C; ++i)
+          CHECK(got[i] == want16[i], "allreduce %s: element %zu is 0x%04x, expected 0x%04x", k ? "bfloat16" : "float16",
+                i, got[i], want16[i]);
+        free(got);
+      }
+      dev_free(world, din);
+      free(in16);
+      free(want16);
+    }
+    LOGCHECK(log_count("coll", "dtype=6 ", NULL) == 1 && log_count("coll", "dtype=9 ", NULL) == 1,
+             "float16/bfloat16 did not reach NCCL as ncclFloat16 (6) / ncclBfloat16 (9)");
   }
   /* non-blocking: xc_iallreduce completes through xc_wait; a count of 0 */
   {
