@@ -609,8 +609,8 @@ Status nccl_p2p(xc_comm_s *comm, gpu::Device *dev, std::shared_ptr<device::Devic
   }
   const NcclApi *api = nc->api();
   Deadline deadline = op_deadline(comm);
-  // Outcomes are the job's to finish (receives: what matched = what was asked).
-  std::vector<std::shared_ptr<device::OpOutcome>> outcomes;
+  // Outcomes are the job's to finish (receives: what matched = what was
+  // asked: the named peer, the tag given, the capacity).
   std::vector<Xfer> xs;
   std::vector<device::P2pOp> recorded = ops;
   for (const device::P2pOp &op : ops) xs.push_back({op.send, op.buf, op.bytes, op.peer});
