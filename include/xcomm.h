@@ -139,10 +139,19 @@ typedef struct xc_config {
   int32_t thread_mode;  /* xc_thread_mode_t; fixed by the first communicator of a job */
   int32_t debug_level;  /* xc_debug_level_t; process-wide */
   const char *name;     /* shown in logs and errors; NULL = none; copied */
+  /* Appended after 0.2.0 (a caller built against an older header passes a
+     smaller size and gets 0). Non-zero: a communicator that carries device
+     memory through NCCL (ranks on several hosts, or XC_NCCL=1) makes its NCCL
+     communicator at its first device op instead of at creation (xc_init,
+     xc_comm_init_rank, xc_comm_split, xc_comm_split_groups). That first
+     device op is then collective over the communicator. All ranks of a
+     split must pass the same value (a split is lazy only when every rank
+     asks); NULL cfg in a split inherits the parent's. docs/nccl.md. */
+  int32_t nccl_lazy;
 } xc_config_t;
 
 #define XC_CONFIG_INIT \
-  { sizeof(xc_config_t), XC_CONFIG_VERSION, XC_DEVICE_AUTO, 0, XC_THREAD_DEFAULT, XC_DEBUG_DEFAULT, NULL }
+  { sizeof(xc_config_t), XC_CONFIG_VERSION, XC_DEVICE_AUTO, 0, XC_THREAD_DEFAULT, XC_DEBUG_DEFAULT, NULL, 0 }
 
 /* Fill *cfg with the defaults; size is sizeof the caller's xc_config_t (for
    bindings that cannot use the macro), at most 4096 as above; the whole of
@@ -516,8 +525,24 @@ xc_result_t xc_mem_free(xc_comm_t comm, void *ptr);
    the library tags as device, see docs/device.md), xc_mem_alloc_device
    memory. In a build without CUDA, or on a machine without a device, a
    device pointer is XC_ERR_UNSUPPORTED with a message, never a crash; so is
-   an op that mixes host and device buffers, and device memory on a
-   communicator whose ranks are not all on this host.
+   an op that mixes host and device buffers.
+
+   Device memory on a communicator whose ranks span hosts goes through
+   NCCL (2.18 or later, loaded at run time: libnccl.so.2 or XC_NCCL_LIBRARY;
+   docs/nccl.md); without a usable NCCL such an op is XC_ERR_UNSUPPORTED
+   with a message naming what was found. XC_NCCL=1 sends every device op to
+   NCCL also on one host, XC_ALGO=<op>=nccl one op. On NCCL: a receive must
+   name its source (XC_ANY_SOURCE is XC_ERR_UNSUPPORTED: NCCL matches by
+   peer only), tags are not matched (messages between two ranks pair in
+   order, as in NCCL), a receive's capacity must equal the send's size, and
+   bitwise reductions are XC_ERR_UNSUPPORTED. Point-to-point on a stream
+   other than the collectives' runs on a child NCCL communicator of the same
+   members made by ncclCommSplit at the first such op (collective over the
+   communicator: every member makes its first op on that stream binding)
+   and kept. NCCL failures are XC_ERR_NCCL with NCCL's message, or
+   XC_ERR_PEER_FAILED when a member is known dead; a call NCCL does not
+   complete within the deadline is XC_ERR_TIMEOUT and the NCCL communicator
+   is aborted; xc_comm_abort aborts it (ncclCommAbort) without blocking.
 
    Device-memory ops are stream-ordered, as in NCCL: the call checks its
    arguments, enqueues the op on the stream bound to it (xc_stream_bind; if

@@ -165,6 +165,8 @@ module xcomm
     integer(c_int32_t) :: thread_mode = XC_THREAD_DEFAULT
     integer(c_int32_t) :: debug_level = XC_DEBUG_DEFAULT
     type(c_ptr) :: name = c_null_ptr
+    !> Non-zero: make the NCCL communicator at the first device op (xcomm.h).
+    integer(c_int32_t) :: nccl_lazy = 0
   end type xc_config
 
   !> xc_unique_id_t: 128 opaque bytes, sent to every rank by the caller.

@@ -22,9 +22,11 @@ std::string trim(const std::string &s) {
 
 }  // namespace
 
-Status forced_algo(const std::string &spec, CollKind kind, bool *forced, Algo *algo) {
+Status forced_algo(const std::string &spec, CollKind kind, bool *forced, Algo *algo, bool *nccl) {
   *forced = false;
+  if (nccl) *nccl = false;
   bool have_global = false, have_own = false;
+  bool global_nccl = false, own_nccl = false, have_own_nccl = false;
   Algo global = Algo::kLocal, own = Algo::kLocal;
   size_t pos = 0;
   while (pos <= spec.size()) {
@@ -35,6 +37,18 @@ Status forced_algo(const std::string &spec, CollKind kind, bool *forced, Algo *a
     if (item.empty()) continue;
     size_t eq = item.find('=');
     std::string name = trim(eq == std::string::npos ? item : item.substr(eq + 1));
+    if (name == kNcclAlgoName) {  // device memory through NCCL (docs/nccl.md); host ops keep their choice
+      if (eq == std::string::npos) {
+        global_nccl = true;
+        continue;
+      }
+      CollKind k;
+      if (!parse_kind(trim(item.substr(0, eq)), &k))
+        return Error(XC_ERR_INVALID_ARGUMENT, "XC_ALGO='%s': unknown op '%s' (ops are named as in xc_<op>, e.g. allreduce)",
+                     spec.c_str(), trim(item.substr(0, eq)).c_str());
+      if (k == kind) have_own_nccl = own_nccl = true;
+      continue;
+    }
     const AlgoEntry *e = find_algo(name);
     if (!e)
       return Error(XC_ERR_INVALID_ARGUMENT, "XC_ALGO='%s': unknown algorithm '%s' (known: %s)", spec.c_str(),
@@ -55,7 +69,10 @@ Status forced_algo(const std::string &spec, CollKind kind, bool *forced, Algo *a
                    coll_kind_name(kind), name.c_str(), algo_choices(kind).c_str());
     have_own = true;
     own = e->id;
+    have_own_nccl = true;  // an op's own item wins over a bare name
+    own_nccl = false;
   }
+  if (nccl) *nccl = have_own_nccl ? own_nccl : global_nccl;
   if (have_own) {
     *forced = true;
     *algo = own;
@@ -71,7 +88,7 @@ std::vector<ForcedChoice> forced_choices_from_env() {
   std::vector<ForcedChoice> t(static_cast<size_t>(kCollKindCount));
   for (int k = 0; k < kCollKindCount; ++k) {
     ForcedChoice &f = t[static_cast<size_t>(k)];
-    f.status = forced_algo(spec, static_cast<CollKind>(k), &f.forced, &f.algo);
+    f.status = forced_algo(spec, static_cast<CollKind>(k), &f.forced, &f.algo, &f.nccl);
   }
   return t;
 }

@@ -75,9 +75,9 @@ Status enqueue_local(DeviceStream &stream, const CollDesc &d, uint64_t timeout_m
   done.timeout_ms = timeout_ms;
   done.outcome = std::move(outcome);
   done.run = [](JobEnv &) { return Status::Ok(); };
-  return stream.launch(
-      [&](gpu::Stream *s) { return d.in_place ? Status::Ok() : dev->copy_async(d.recvbuf, d.sendbuf, bytes, s); },
-      std::move(done));
+  return stream.enqueue_direct(std::move(done), [&](gpu::Stream *s) {
+    return d.in_place ? Status::Ok() : dev->copy_async(d.recvbuf, d.sendbuf, bytes, s);
+  });
 }
 
 std::shared_ptr<CustomComm> CustomComm::create(const CommView &c) {
@@ -304,21 +304,27 @@ Status CustomComm::enqueue(DeviceStream &stream, const CollDesc &d, CustomAlgo a
   check.timeout_ms = sat_ms(timeout_ms, 2, 1000);
   check.outcome = std::move(outcome);
   std::shared_ptr<CustomComm> self = shared_from_this();
-  check.while_waiting = [self] { self->serve(); };
+  check.watch = [self] {
+    self->serve();
+    return Status::Ok();  // the kernel stops itself, and the check says why
+  };
   check.run = [self, algo, timeout_ms, first_error = std::move(first_error)](JobEnv &) {
     Status st = self->outcome(algo, timeout_ms);
     int none = 0;
     if (!st.ok()) first_error->compare_exchange_strong(none, st.code());
     return st;
   };
-  return stream.launch([&](gpu::Stream *s) { return launch(d, algo, timeout_ms, s); }, std::move(check));
+  return stream.enqueue_direct(std::move(check), [&](gpu::Stream *s) { return launch(d, algo, timeout_ms, s); });
 }
 
 Status CustomComm::run(JobEnv &env, const CollDesc &d, CustomAlgo algo, uint64_t timeout_ms) {
   XC_TRY(launch(d, algo, timeout_ms, env.work()));
   gpu::Event *done = nullptr;
   XC_TRY(dev_->event_record(env.work(), &done));
-  XC_TRY(gpu::event_wait(dev_, done, Deadline::AfterMs(sat_ms(timeout_ms, 2, 1000)), [this] { serve(); }));
+  XC_TRY(gpu::event_wait(dev_, done, Deadline::AfterMs(sat_ms(timeout_ms, 2, 1000)), [this] {
+    serve();
+    return Status::Ok();
+  }));
   return outcome(algo, timeout_ms);
 }
 

@@ -163,22 +163,27 @@ Status DeviceStream::enqueue(Job job) {
   return Status::Ok();
 }
 
-Status DeviceStream::launch(const std::function<Status(gpu::Stream *)> &launch, Job check) {
+Status DeviceStream::enqueue_direct(Job job, const std::function<Status(gpu::Stream *user)> &issue) {
   std::lock_guard<std::mutex> order(enqueue_mu_);
   bool capturing = false;
   XC_TRY(dev_->stream_capturing(user_, &capturing));
-  XC_TRY(launch(user_));
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    seq = enqueued_ + 1;
+  }
+  XC_TRY(issue(user_));
   if (capturing) {
-    if (check.outcome) check.outcome->finish(Status::Ok());
+    if (job.outcome) job.outcome->finish(Status::Ok());
     return Status::Ok();
   }
   gpu::Event *done = nullptr;
   XC_TRY(dev_->event_record(user_, &done));
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (check.timeout_ms > longest_timeout_ms_) longest_timeout_ms_ = check.timeout_ms;
-    uint64_t seq = ++enqueued_;
-    queue_.push_back(Pending{std::move(check), seq, done});
+    if (job.timeout_ms > longest_timeout_ms_) longest_timeout_ms_ = job.timeout_ms;
+    enqueued_ = seq;
+    queue_.push_back(Pending{std::move(job), seq, done});
   }
   cv_.notify_all();
   return Status::Ok();
@@ -215,11 +220,12 @@ void DeviceStream::run_one(Pending &p) {
   env.scratch_ = &scratch_;
   env.scratch_bytes_ = &scratch_bytes_;
   env.outgrown_ = &outgrown_;
-  Status st = gpu::event_wait(dev_, p.ready, env.deadline(), p.job.while_waiting);  // the op's inputs are ready
+  Status st = gpu::event_wait(dev_, p.ready, env.deadline(), p.job.watch);  // the op's inputs are ready
   if (st.ok()) st = p.job.run(env);
   Status drained = env.finish_work();  // also after a failure: nothing of ours writes on after the gate opens
   if (st.ok()) st = std::move(drained);
   reinterpret_cast<std::atomic<uint64_t> *>(released())->store(p.seq, std::memory_order_release);
+  if (!st.ok() && p.job.failed) p.job.failed(st);
   if (!st.ok()) {
     st = std::move(st.with_context(p.job.what));
     std::lock_guard<std::mutex> g(mu_);

@@ -80,9 +80,12 @@ struct Job {
   uint64_t timeout_ms = 0;
   std::function<Status(JobEnv &)> run;
   std::shared_ptr<OpOutcome> outcome;  // may be null
-  // Runs while the job waits for its inputs (device work before it), on
-  // the stream's thread: a watch that may stop that work (may be null).
-  std::function<void()> while_waiting;
+  // Called on the stream's thread when the op failed or timed out (an
+  // NCCL op aborts its communicator); may be null.
+  std::function<void(const Status &)> failed;
+  // Looked at while the stream's thread waits for the op's inputs (an
+  // NCCL op: its communicator's asynchronous error); may be null.
+  std::function<Status()> watch;
 };
 
 class DeviceStream {
@@ -97,12 +100,18 @@ class DeviceStream {
   // queued. Not while the application's stream is being captured into a
   // graph (XC_ERR_UNSUPPORTED): a job's host side would not replay.
   Status enqueue(Job job);
-  // Work that needs no host step (the intra-node kernels): launch puts it on
-  // the application's stream now, from this thread, in the stream's order.
-  // Then, unless that stream is being captured, check runs on the stream's
-  // thread once the work is done (holding nothing up), its error reported
-  // as a job's; under capture check's outcome is finished at once.
-  Status launch(const std::function<Status(gpu::Stream *)> &launch, Job check);
+  // An op that needs no host step, enqueued on the application's stream
+  // itself (NCCL's calls, the intra-node kernels): issue(the application's
+  // stream; NCCL takes device()->stream_native of it) runs now, on the
+  // calling thread, in order with the jobs enqueued before it (their gates
+  // sit on that stream ahead of it); no gate is needed, the work itself
+  // orders the stream. Then the stream's thread waits for it (an event
+  // recorded after it, under job.timeout_ms, job.watch looked at meanwhile)
+  // and runs job.run, which reads the op's asynchronous errors. An error
+  // from issue is returned and nothing is queued. While the application's
+  // stream is being captured into a graph nothing is queued after issue
+  // (the check would not replay): job's outcome is finished at once.
+  Status enqueue_direct(Job job, const std::function<Status(gpu::Stream *user)> &issue);
   // Wait until every job enqueued so far has finished; their first error
   // (cleared), or XC_ERR_TIMEOUT.
   Status synchronize(Deadline deadline);

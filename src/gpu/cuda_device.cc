@@ -368,6 +368,13 @@ Status CudaDevice::stream_create(Stream **out) {
   return Status::Ok();
 }
 
+void *CudaDevice::stream_native(Stream *s) { return from_handle(s)->s; }
+
+Status CudaDevice::in_context(const std::function<Status()> &fn) {
+  XC_CUDA_SCOPE(scope);
+  return fn();
+}
+
 Status CudaDevice::stream_wrap(void *native, Stream **out) {
   *out = to_handle(new CudaStream{static_cast<CUstream>(native), false});
   return Status::Ok();

@@ -64,6 +64,8 @@ class CudaDevice final : public Device {
   Status stream_wrap(void *native, Stream **out) override;
   void stream_release(Stream *s) override;
   Status stream_query(Stream *s, bool *idle) override;
+  void *stream_native(Stream *s) override;
+  Status in_context(const std::function<Status()> &fn) override;
 
   Status event_record(Stream *s, Event **out) override;
   Status event_query(Event *e, bool *done) override;

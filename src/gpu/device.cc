@@ -88,7 +88,7 @@ bool pointer_is_device(const void *p) {
   return false;
 }
 
-Status event_wait(Device *dev, Event *e, Deadline deadline, const std::function<void()> &poll) {
+Status event_wait(Device *dev, Event *e, Deadline deadline, const std::function<Status()> &watch) {
   Backoff backoff(200, 200);
   int sleep_us = 20;
   for (;;) {
@@ -102,11 +102,17 @@ Status event_wait(Device *dev, Event *e, Deadline deadline, const std::function<
       dev->event_destroy(e);
       return Error(XC_ERR_TIMEOUT, "the %s device did not finish the work before the deadline", dev->name());
     }
-    if (poll) poll();
     switch (backoff.next()) {
       case Backoff::Step::kSpin: cpu_relax(); break;
       case Backoff::Step::kYield: cpu_yield(); break;
       case Backoff::Step::kSleep:  // device work of milliseconds: sleeping costs no core
+        if (watch) {
+          Status w = watch();
+          if (!w.ok()) {
+            dev->event_destroy(e);
+            return w;
+          }
+        }
         usleep(static_cast<useconds_t>(sleep_us));
         sleep_us = sleep_us < 1000 ? sleep_us * 2 : 1000;
         break;

@@ -65,6 +65,13 @@ class Device {
   virtual Status stream_wrap(void *native, Stream **out) = 0;
   virtual void stream_release(Stream *s) = 0;
   virtual Status stream_query(Stream *s, bool *idle) = 0;
+  // What libraries that take the stream (NCCL) are handed: CUDA's CUstream
+  // (nullptr: the legacy stream); on the emulated device the stream's
+  // identity (no CUDA stream exists; the tests' fake NCCL records it).
+  virtual void *stream_native(Stream *s) { return s; }
+  // Run fn with the device's context current on this thread (CUDA: the
+  // primary context, as NCCL's calls need; restored after).
+  virtual Status in_context(const std::function<Status()> &fn) { return fn(); }
 
   // An event recorded on s now; query it until done, then destroy it.
   virtual Status event_record(Stream *s, Event **out) = 0;
@@ -100,7 +107,8 @@ Device *device_get(int ordinal, Status *why);
 bool pointer_is_device(const void *p);
 
 // Wait for e under the deadline (polling with backoff), then destroy it.
-// poll, if given, runs between the polls (a watch on something else).
-Status event_wait(Device *dev, Event *e, Deadline deadline, const std::function<void()> &poll = nullptr);
+// watch, if set, runs between polls once the wait sleeps; its error ends
+// the wait (an NCCL op whose communicator reports an asynchronous error).
+Status event_wait(Device *dev, Event *e, Deadline deadline, const std::function<Status()> &watch = {});
 
 }  // namespace xc::gpu

@@ -67,6 +67,9 @@ class P2pEngine final : private FrameSink {
   // Drive progress until req is done or the deadline passes (XC_ERR_TIMEOUT;
   // the request is cancelled then). Returns the request's status.
   Status wait(Request *req, Deadline deadline);
+  // One progress pass, for a thread that waits on something else (an NCCL
+  // call polled under its deadline): messages this rank queued still go out.
+  void progress();
   // Wait for all of them; returns the first error (every one is finished or
   // cancelled on return).
   Status wait_all(Request *const *reqs, size_t n, Deadline deadline);

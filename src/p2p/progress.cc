@@ -43,6 +43,11 @@ void P2pEngine::wake_waiters_locked() {
   if (sleeper_) sleeper_->wake();
 }
 
+void P2pEngine::progress() {
+  auto guard = lock();
+  progress_locked();
+}
+
 bool P2pEngine::test(Request *req) {
   auto guard = lock();
   if (!req->done) {

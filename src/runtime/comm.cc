@@ -17,6 +17,7 @@
 #include "bootstrap/launcher.h"
 #include "bootstrap/unique_id.h"
 #include "runtime/device_ops.h"
+#include "runtime/nccl_ops.h"
 #include "runtime/trace_dump.h"
 #include "coll/desc.h"
 
@@ -84,6 +85,7 @@ Status child_config(const xc_comm_s *parent, const xc_config_t *cfg, xc_comm_s *
   if (!out) return Error(XC_ERR_INVALID_ARGUMENT, "out is NULL");
   XC_TRY(read_config(cfg, child));
   if (!cfg) child->timeout_ms = parent->timeout_ms;
+  if (!cfg) child->nccl_lazy = parent->nccl_lazy ? 1 : 0;
   *name = parent->name;  // a config's own name, if any, wins in make_comm
   return Status::Ok();
 }
@@ -93,9 +95,18 @@ struct SplitRecord {
   int32_t color;
   int32_t key;
   uint32_t valid;
-  uint32_t reserved;
+  uint32_t flags;   // kSplitNcclLazy: this rank's config asks for lazy NCCL creation
   uint64_t digest;  // split_groups: the lists this rank was given
 };
+constexpr uint32_t kSplitNcclLazy = 1;
+
+// A split is lazy about NCCL only when every rank asks (ncclCommSplit is
+// collective over the parent: all call it or none).
+bool all_lazy(const std::vector<SplitRecord> &all) {
+  for (const SplitRecord &r : all)
+    if (!(r.flags & kSplitNcclLazy)) return false;
+  return true;
+}
 
 uint64_t mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -482,7 +493,9 @@ Status comm_init_world(const xc_config_t *user_cfg, xc_comm_s **out) {
   for (int r = 0; r < li.size; ++r) members[static_cast<size_t>(r)] = r;
   XC_INFO("world of %d ranks started by %s", li.size, li.launcher.c_str());
   trace_install_signal();
-  return make_comm(std::move(fabric), std::move(members), li.rank, 0, cfg, "world", out);
+  XC_TRY(make_comm(std::move(fabric), std::move(members), li.rank, 0, cfg, "world", out));
+  nccl_setup_root(*out, cfg.nccl_lazy != 0);
+  return Status::Ok();
 }
 
 Status comm_get_unique_id(xc_unique_id_t *id) {
@@ -523,7 +536,9 @@ Status comm_init_rank(int nranks, const xc_unique_id_t *id, int rank, const xc_c
   std::vector<int> members(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) members[static_cast<size_t>(r)] = r;
   trace_install_signal();
-  return make_comm(std::move(fabric), std::move(members), rank, 0, cfg, "comm", out);
+  XC_TRY(make_comm(std::move(fabric), std::move(members), rank, 0, cfg, "comm", out));
+  nccl_setup_root(*out, cfg.nccl_lazy != 0);
+  return Status::Ok();
 }
 
 Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg, xc_comm_s **out) {
@@ -533,7 +548,7 @@ Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg,
   if (local.ok() && color < 0 && color != XC_UNDEFINED)
     local = Error(XC_ERR_INVALID_ARGUMENT, "color %d must be >= 0 or XC_UNDEFINED", color);
   // Exchange first, so a rank's bad argument fails every rank instead of hanging them.
-  SplitRecord mine{color, key, local.ok() ? 1u : 0u, 0, 0};
+  SplitRecord mine{color, key, local.ok() ? 1u : 0u, local.ok() && child_cfg.nccl_lazy ? kSplitNcclLazy : 0u, 0};
   std::vector<SplitRecord> all;
   int seq = 0;
   XC_TRY(exchange_split_records(parent, mine, &all, &seq));
@@ -549,6 +564,7 @@ Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg,
   colors.erase(std::unique(colors.begin(), colors.end()), colors.end());
   if (color == XC_UNDEFINED) {
     *out = nullptr;
+    nccl_setup_split(parent, nullptr, 0, 0, all_lazy(all));
     return Status::Ok();
   }
   std::vector<int> order;  // parent ranks in my group, by (key, parent rank)
@@ -563,8 +579,11 @@ Status comm_split(xc_comm_s *parent, int color, int key, const xc_config_t *cfg,
     members.push_back((*parent->members)[static_cast<size_t>(order[i])]);
   }
   size_t group = static_cast<size_t>(std::lower_bound(colors.begin(), colors.end(), color) - colors.begin());
-  return make_comm(parent->fabric, std::move(members), my_index, child_ctx(lineage(parent), seq, group), child_cfg, name,
-                   out);
+  Status made = make_comm(parent->fabric, std::move(members), my_index, child_ctx(lineage(parent), seq, group), child_cfg,
+                          name, out);
+  // Every parent rank takes part in the NCCL split, also one whose make failed.
+  nccl_setup_split(parent, made.ok() ? *out : nullptr, static_cast<int>(group), my_index, all_lazy(all));
+  return made;
 }
 
 Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes, const int *ranks,
@@ -610,7 +629,7 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
     if (ngroups > 0) digest = fnv1a(digest, group_sizes, sizeof(int) * static_cast<size_t>(ngroups));
     if (total > 0) digest = fnv1a(digest, ranks, sizeof(int) * static_cast<size_t>(total));
   }
-  SplitRecord mine{0, 0, local.ok() ? 1u : 0u, 0, digest};
+  SplitRecord mine{0, 0, local.ok() ? 1u : 0u, local.ok() && child_cfg.nccl_lazy ? kSplitNcclLazy : 0u, digest};
   std::vector<SplitRecord> all;
   int seq = 0;
   XC_TRY(exchange_split_records(parent, mine, &all, &seq));
@@ -626,6 +645,7 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
   int g = where[static_cast<size_t>(parent->rank)];
   if (g < 0) {
     *out = nullptr;
+    nccl_setup_split(parent, nullptr, 0, 0, all_lazy(all));  // NCCL_SPLIT_NOCOLOR
     return Status::Ok();
   }
   int off = 0;
@@ -636,8 +656,11 @@ Status comm_split_groups(xc_comm_s *parent, int ngroups, const int *group_sizes,
     if (ranks[off + i] == parent->rank) my_index = i;
     members.push_back((*parent->members)[static_cast<size_t>(ranks[off + i])]);
   }
-  return make_comm(parent->fabric, std::move(members), my_index, child_ctx(lineage(parent), seq, static_cast<size_t>(g)),
-                   child_cfg, name, out);
+  Status made = make_comm(parent->fabric, std::move(members), my_index,
+                          child_ctx(lineage(parent), seq, static_cast<size_t>(g)), child_cfg, name, out);
+  // One ncclCommSplit per rank whatever the number of groups: color = group, key = new rank.
+  nccl_setup_split(parent, made.ok() ? *out : nullptr, g, my_index, all_lazy(all));
+  return made;
 }
 
 Status comm_create_group(xc_comm_s *parent, int n, const int *ranks, int tag, const xc_config_t *cfg, xc_comm_s **out) {
@@ -749,6 +772,7 @@ void comm_abort(xc_comm_s *comm) {
     std::lock_guard<std::mutex> g(comm->device_mu);  // held briefly by every user: abort does not wait long
     if (comm->custom) comm->custom->abort();
   }
+  nccl_abort(comm);  // ncclCommAbort; never blocks
   Status why = Error(XC_ERR_ABORTED, "the communicator was aborted");
   comm->executor->abort(why);  // queued collectives fail; the running one fails with its context below
   comm->fabric->engine().abort_context(comm->ctx, why);
@@ -759,6 +783,7 @@ xc_result_t comm_async_error(xc_comm_s *comm) {
   if (comm->aborted.load()) return XC_ERR_ABORTED;
   if (comm->fabric->engine().revoked(comm->ctx)) return XC_ERR_REVOKED;
   if (int dev = comm->device_error->load()) return static_cast<xc_result_t>(dev);
+  if (xc_result_t nccl = nccl_async_error(comm)) return nccl;
   if (comm->fabric->engine().first_failed(*comm->members) >= 0) return XC_ERR_PEER_FAILED;
   return XC_SUCCESS;
 }

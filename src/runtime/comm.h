@@ -20,6 +20,7 @@
 #include "runtime/executor.h"
 #include "runtime/fabric.h"
 #include "runtime/flight_recorder.h"
+#include "transport/nccl/nccl_comm.h"
 #include "xcomm.h"
 
 constexpr uint32_t kCommMagic = 0x434f4d31;  // "COM1"
@@ -71,6 +72,20 @@ struct xc_comm_s {
   // first device op that may take them.
   std::shared_ptr<xc::device::CustomComm> custom;
   std::shared_ptr<std::atomic<int>> device_error = std::make_shared<std::atomic<int>>(0);  // first failed device op
+
+  // NCCL underneath (runtime/nccl_ops.h): its NCCL communicator (made at
+  // creation, or at the first device op when lazy), why there is none,
+  // the children that carry point-to-point on streams other than the
+  // collectives' (one per stream, kept), and device scratch per stream.
+  std::mutex nccl_mu;
+  bool nccl_lazy = false;
+  bool nccl_tried = false;
+  uint32_t nccl_inits = 0;
+  std::shared_ptr<xc::nccl::NcclComm> nccl;
+  xc::Status nccl_why;
+  std::unordered_map<const void *, std::shared_ptr<xc::nccl::NcclComm>> nccl_p2p;
+  std::unordered_map<const void *, std::pair<void *, size_t>> nccl_scratch;
+  std::vector<void *> nccl_outgrown;  // earlier scratch: queued work may still use it
 
   // xc_comm_create_group through the bootstrap store (members no transport
   // reaches): how many groups this process made from this communicator per

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "algo/forced.h"
@@ -9,6 +10,7 @@
 #include "device/coll.h"
 #include "device/custom.h"
 #include "gpu/device.h"
+#include "runtime/nccl_ops.h"
 
 namespace xc {
 namespace {
@@ -77,13 +79,15 @@ std::function<Status(device::JobEnv &)> recording(std::shared_ptr<std::atomic<in
 
 }  // namespace
 
+// Device memory between hosts without NCCL (XC_NCCL=0).
+static Status refuse_across_hosts(const xc_comm_s *comm) {
+  return Error(XC_ERR_UNSUPPORTED,
+               "device memory between ranks on different hosts needs NCCL, and XC_NCCL=0 turns it off (communicator "
+               "%s spans hosts)",
+               comm->name.c_str());
+}
+
 gpu::Device *device_for(xc_comm_s *comm, Status *why) {
-  if (comm->local_size != comm->size) {
-    *why = Error(XC_ERR_UNSUPPORTED,
-                 "device memory between ranks on different hosts is not supported yet (communicator %s spans hosts)",
-                 comm->name.c_str());
-    return nullptr;
-  }
   std::lock_guard<std::mutex> g(comm->device_mu);
   if (!comm->device) {
     int ordinal = comm->device_ordinal == XC_DEVICE_AUTO ? -1 - comm->local_rank : comm->device_ordinal;
@@ -146,17 +150,32 @@ Status device_p2p(xc_comm_s *comm, std::vector<device::P2pOp> ops, const char *w
   Status why;
   gpu::Device *dev = device_for(comm, &why);
   if (!dev) return why;
+  bool to_nccl = nccl_takes(comm, -1);
+  if (!to_nccl && comm->local_size != comm->size) return refuse_across_hosts(comm);
   // One job per stream: ops to peers bound to different streams run concurrently.
   std::map<device::DeviceStream *, std::pair<std::shared_ptr<device::DeviceStream>, std::vector<device::P2pOp>>> jobs;
+  std::shared_ptr<device::DeviceStream> coll_stream;
+  std::set<device::DeviceStream *> own_stream;  // bound to a peer, not the collectives'
   {
     std::lock_guard<std::mutex> g(comm->device_mu);
+    if (to_nccl) XC_TRY(stream_for_locked(comm, dev, XC_BIND_COLLECTIVES, &coll_stream));
     for (device::P2pOp &op : ops) {
       std::shared_ptr<device::DeviceStream> s;
       XC_TRY(stream_for_locked(comm, dev, op.peer < 0 ? kAnySource : op.peer, &s));
+      // NCCL: a stream bound to this peer that is not the collectives' own
+      // gets a child communicator; the default stream uses the parent's.
+      auto b = comm->peer_streams.find(op.peer);
+      if (b != comm->peer_streams.end() && b->second == s && s != coll_stream) own_stream.insert(s.get());
       auto &slot = jobs[s.get()];
       slot.first = s;
       slot.second.push_back(std::move(op));
     }
+  }
+  if (to_nccl) {
+    for (auto &entry : jobs)
+      XC_TRY(nccl_p2p(comm, dev, entry.second.first, own_stream.count(entry.first) == 0,
+                      std::move(entry.second.second), what));
+    return Status::Ok();
   }
   device::CommView view = view_of(comm, dev);
   for (auto &entry : jobs) {
@@ -231,6 +250,9 @@ Status device_collective(xc_comm_s *comm, CollDesc &&desc, std::shared_ptr<devic
     std::lock_guard<std::mutex> g(comm->device_mu);
     XC_TRY(stream_for_locked(comm, dev, XC_BIND_COLLECTIVES, &s));
   }
+  if (nccl_takes(comm, static_cast<int>(desc.kind)))
+    return nccl_collective(comm, dev, std::move(s), std::move(desc), std::move(outcome), what);
+  if (comm->local_size != comm->size) return refuse_across_hosts(comm);
   if (comm->size == 1 && device::custom_local_kind(desc.kind))
     return device::enqueue_local(*s, desc, comm->timeout_ms, std::move(outcome), what);
   size_t bytes = 0;
@@ -277,6 +299,7 @@ void device_ops_finish(xc_comm_s *comm) {
     for (auto &p : comm->peer_streams) streams.push_back(p.second);
   }
   for (auto &s : streams) (void)s->synchronize(Deadline::AfterMs(comm->timeout_ms));
+  nccl_release(comm);
   std::lock_guard<std::mutex> g(comm->device_mu);
   comm->default_stream.reset();
   comm->coll_stream.reset();

@@ -25,8 +25,7 @@ struct xc_stream_s {
 namespace xc {
 
 // comm's device, made on first use; nullptr and why (XC_ERR_UNSUPPORTED) when
-// there is none. Device memory on a communicator with ranks on other hosts is
-// refused here too (until NCCL carries it).
+// there is none. Device memory between hosts goes to NCCL (runtime/nccl_ops.h).
 gpu::Device *device_for(xc_comm_s *comm, Status *why);
 
 // True when some buffer of an op is device memory. Checks every non-null

@@ -1245,6 +1245,20 @@ void xc_algo_parsing(void **) {
   st = forced_algo("allredcue=ring", CollKind::kBarrier, &forced, &a);
   assert_int_equal(st.code(), XC_ERR_INVALID_ARGUMENT);
   assert_non_null(strstr(st.message().c_str(), "unknown op 'allredcue'"));
+  // nccl: device memory to NCCL (docs/nccl.md), no host algorithm forced.
+  bool nccl = false;
+  assert_true(forced_algo("nccl", CollKind::kAlltoall, &forced, &a, &nccl).ok());
+  assert_true(nccl && !forced);
+  assert_true(forced_algo("allreduce=nccl", CollKind::kAllreduce, &forced, &a, &nccl).ok());
+  assert_true(nccl && !forced);
+  assert_true(forced_algo("allreduce=nccl", CollKind::kBroadcast, &forced, &a, &nccl).ok());
+  assert_false(nccl);
+  assert_true(forced_algo("nccl,allreduce=ring", CollKind::kAllreduce, &forced, &a, &nccl).ok());
+  assert_true(forced && a == Algo::kRing && !nccl);  // the op's own item wins
+  assert_true(forced_algo("ring,allreduce=nccl", CollKind::kAllreduce, &forced, &a, &nccl).ok());
+  assert_true(nccl && forced && a == Algo::kRing);  // host memory keeps the bare ring
+  st = forced_algo("allredcue=nccl", CollKind::kBarrier, &forced, &a, &nccl);
+  assert_int_equal(st.code(), XC_ERR_INVALID_ARGUMENT);
 }
 
 }  // namespace

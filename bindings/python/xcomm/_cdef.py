@@ -90,6 +90,7 @@ typedef struct xc_config {
   int32_t thread_mode;
   int32_t debug_level;
   const char *name;
+  int32_t nccl_lazy;
 } xc_config_t;
 
 xc_result_t xc_config_init(xc_config_t *cfg, size_t size);

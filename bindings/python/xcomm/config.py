@@ -97,6 +97,7 @@ class Config:
     thread_mode: Union[ThreadMode, int, str, None] = None
     debug_level: Union[DebugLevel, int, str, None] = None
     device: Optional[int] = None
+    nccl_lazy: Optional[bool] = None
 
     def to_c(self):
         """(xc_config_t *, keepalive): keep the second alive while the first is used."""
@@ -116,6 +117,8 @@ class Config:
             cfg.debug_level = to_enum(DebugLevel, self.debug_level, "debug_level")
         if self.device is not None:
             cfg.device = int(self.device)
+        if self.nccl_lazy is not None:
+            cfg.nccl_lazy = 1 if self.nccl_lazy else 0
         return cfg, keep
 
 

@@ -316,7 +316,7 @@ contains
     end do
     call check(xc_strerror(XC_SUCCESS) /= xc_strerror(XC_ERR_TRUNCATED), 'xc_strerror tells codes apart')
     call check(XC_CONFIG_SIZE == c_sizeof(cfg), 'XC_CONFIG_SIZE is c_sizeof(xc_config)')
-    call check(c_sizeof(cfg) == 40_c_size_t, 'xc_config has the size of xc_config_t on LP64')
+    call check(c_sizeof(cfg) == 48_c_size_t, 'xc_config has the size of xc_config_t on LP64')
     call check(c_sizeof(xc_status()) == 24_c_size_t, 'xc_status has the size of xc_status_t on LP64')
     call check(c_sizeof(xc_unique_id()) == 128_c_size_t, 'xc_unique_id has the size of xc_unique_id_t')
     cfg%size = 0

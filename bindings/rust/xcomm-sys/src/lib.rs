@@ -207,6 +207,9 @@ pub struct xc_config_t {
     pub debug_level: i32,
     /// Shown in logs and errors; NULL = none; copied by the library.
     pub name: *const c_char,
+    /// Non-zero: the NCCL communicator is made at the first device op, not
+    /// at creation (appended after 0.2.0; docs/nccl.md).
+    pub nccl_lazy: i32,
 }
 
 /// The rendezvous id of `xc_get_unique_id` / `xc_comm_init_rank`.

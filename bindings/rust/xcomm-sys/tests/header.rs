@@ -440,7 +440,7 @@ fn structs_have_the_c_layout() {
             "xc_config_t",
             size_of::<xc_config_t>(),
             align_of::<xc_config_t>(),
-            rust_offsets!(xc_config_t: size, version, device, timeout_ms, thread_mode, debug_level, name),
+            rust_offsets!(xc_config_t: size, version, device, timeout_ms, thread_mode, debug_level, name, nccl_lazy),
         ),
         (
             "xc_status_t",
@@ -476,7 +476,7 @@ fn structs_have_the_c_layout() {
     }
     // The sizes the ABI promises on x86_64 (and every LP64 target).
     if cfg!(target_pointer_width = "64") {
-        assert_eq!(size_of::<xc_config_t>(), 40);
+        assert_eq!(size_of::<xc_config_t>(), 48);
         assert_eq!(size_of::<xc_status_t>(), 24);
     }
     assert_eq!(size_of::<xc_unique_id_t>(), 128);

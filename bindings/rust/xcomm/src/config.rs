@@ -138,6 +138,13 @@ impl Config {
         self
     }
 
+    /// Make the NCCL communicator at the first device op instead of at
+    /// creation (`xc_config_t.nccl_lazy`; docs/nccl.md).
+    pub fn nccl_lazy(mut self, lazy: bool) -> Config {
+        self.raw.nccl_lazy = i32::from(lazy);
+        self
+    }
+
     pub(crate) fn serialized(&self) -> bool {
         self.raw.thread_mode == sys::XC_THREAD_SERIALIZED
     }
