@@ -9,6 +9,8 @@
 // order, so an element has the same bits on every rank that computes it.
 #pragma once
 
+#include <string.h>
+
 #include "kernels/args.cuh"
 #include "kernels/exec.cuh"
 #include "kernels/reduce.cuh"
@@ -102,70 +104,137 @@ XC_HD const char *custom_source(const CustomArgs &a, const char *const *in, int 
   return in[j];
 }
 
+// A thread's unit of work: 16 bytes of T (one vector load or store where
+// the address is aligned and the unit whole; element by element otherwise,
+// so any count and any offset work). Units map to threads the same way on
+// every rank, which is what keeps a block in step with its twins.
+template <class T>
+XC_HD constexpr uint64_t unit_elems() {
+  return 16 / sizeof(T);
+}
+
+template <class T>
+XC_HD void load_unit(const char *p, uint64_t i, uint64_t n, T *v) {
+  const char *at = p + i * sizeof(T);
+  if (n == unit_elems<T>() && (reinterpret_cast<uintptr_t>(at) & 15) == 0) {
+#ifdef __CUDA_ARCH__
+    *reinterpret_cast<uint4 *>(v) = *reinterpret_cast<const uint4 *>(at);
+#else
+    memcpy(v, at, 16);
+#endif
+    return;
+  }
+  for (uint64_t k = 0; k < n; ++k) v[k] = reinterpret_cast<const T *>(at)[k];
+}
+
+template <class T>
+XC_HD void store_unit(char *p, uint64_t i, uint64_t n, const T *v) {
+  char *at = p + i * sizeof(T);
+  if (n == unit_elems<T>() && (reinterpret_cast<uintptr_t>(at) & 15) == 0) {
+#ifdef __CUDA_ARCH__
+    *reinterpret_cast<uint4 *>(at) = *reinterpret_cast<const uint4 *>(v);
+#else
+    memcpy(at, v, 16);
+#endif
+    return;
+  }
+  for (uint64_t k = 0; k < n; ++k) reinterpret_cast<T *>(at)[k] = v[k];
+}
+
+// out[oi + k] = src[0][i + k] op ... op src[nsrc - 1][i + k], k < n, in rank order.
+template <class T, reduce_table::Kind K, xc_op_t O>
+XC_HD void reduce_unit(const char *const *src, int nsrc, uint64_t i, uint64_t n, int avg_divisor, char *out,
+                       uint64_t oi) {
+  using A = typename Acc<T, K>::type;
+  constexpr uint64_t V = unit_elems<T>();
+  T v[V];
+  A acc[V];
+  load_unit<T>(src[0], i, n, v);
+  for (uint64_t k = 0; k < n; ++k) acc[k] = load_acc<T, K>(v, k);
+  for (int j = 1; j < nsrc; ++j) {
+    load_unit<T>(src[j], i, n, v);
+    for (uint64_t k = 0; k < n; ++k) acc[k] = combine<O, false>(acc[k], load_acc<T, K>(v, k));
+  }
+  for (uint64_t k = 0; k < n; ++k) {
+    if (avg_divisor > 0) acc[k] = acc[k] / static_cast<A>(avg_divisor);
+    store_acc<T, K>(v, k, acc[k]);
+  }
+  store_unit<T>(out, oi, n, v);
+}
+
+// out[i .. i + n) = src[i .. i + n), a unit at a time, for units u of [lo, hi) with u % stride == first.
+template <class T>
+XC_HD void copy_units(const char *src, char *out, uint64_t lo, uint64_t hi, uint64_t first, uint64_t stride) {
+  constexpr uint64_t V = unit_elems<T>();
+  T v[V];
+  for (uint64_t i = lo + first * V; i < hi; i += stride * V) {
+    uint64_t n = hi - i < V ? hi - i : V;
+    load_unit<T>(src, i, n, v);
+    store_unit<T>(out, i, n, v);
+  }
+}
+
 template <xc_dtype_t D, xc_op_t O>
 XC_KERNEL_FN void custom_reduce_body(const Exec &ex, const CustomArgs &a) {
   using T = typename reduce_table::Dtype<D>::type;
   constexpr reduce_table::Kind K = reduce_table::Dtype<D>::kind;
-  using A = typename Acc<T, K>::type;
   if constexpr (!reduce_table::op_applies(K, O) || O == XC_AVG || K == reduce_table::Kind::kInt) {
     return;
   } else {
+    constexpr uint64_t V = unit_elems<T>();
     const unsigned b = ex.block();
     const uint64_t start = ex.now_ns();
     const uint64_t base = a.pads[a.rank]->counter[b];
     uint64_t step = base;
     const uint64_t first = ex.first(), stride = ex.stride();
     const int n = a.n;
+    char *out = static_cast<char *>(a.out);
     const char *in[kCustomMaxRanks];
     custom_publish(ex, a);
     bool ok = custom_barrier(ex, a, ++step, start);
     if (ok) custom_inputs(ex, a, in);
     if (ok && a.mode == kCustomReduceScatter) {
       const uint64_t at = static_cast<uint64_t>(a.rank) * a.count;
-      for (uint64_t i = first; i < a.count; i += stride) {
-        A acc = load_acc<T, K>(in[0], at + i);
-        for (int j = 1; j < n; ++j) acc = combine<O, false>(acc, load_acc<T, K>(in[j], at + i));
-        if (a.avg_divisor > 0) acc = acc / static_cast<A>(a.avg_divisor);
-        store_acc<T, K>(a.out, i, acc);
+      for (uint64_t i = first * V; i < a.count; i += stride * V) {
+        uint64_t m = a.count - i < V ? a.count - i : V;
+        reduce_unit<T, K, O>(in, n, at + i, m, a.avg_divisor, out, i);
       }
       ok = custom_barrier(ex, a, ++step, start);
     } else if (ok && a.algo == kCustomTwoShot) {
       // Each rank reduces its slice into its own staged input (peers read
       // only their own slices from it), then every rank gathers the slices.
-      const uint64_t chunk = (a.count + static_cast<uint64_t>(n) - 1) / static_cast<uint64_t>(n);
-      const uint64_t lo = chunk * static_cast<uint64_t>(a.rank);
+      // Slices start on whole units, so a slice's units map to threads the
+      // same way on the rank that reduces it and on those that gather it.
+      uint64_t chunk = (a.count + static_cast<uint64_t>(n) - 1) / static_cast<uint64_t>(n);
+      chunk = (chunk + V - 1) / V * V;
+      const uint64_t mine = chunk * static_cast<uint64_t>(a.rank);
+      const uint64_t lo = mine < a.count ? mine : a.count;
       const uint64_t hi = lo + chunk < a.count ? lo + chunk : a.count;
-      for (uint64_t i = lo + first; i < hi; i += stride) {
-        A acc = load_acc<T, K>(in[0], i);
-        for (int j = 1; j < n; ++j) acc = combine<O, false>(acc, load_acc<T, K>(in[j], i));
-        if (a.avg_divisor > 0) acc = acc / static_cast<A>(a.avg_divisor);
-        store_acc<T, K>(a.data[a.rank], i, acc);
+      for (uint64_t i = lo + first * V; i < hi; i += stride * V) {
+        uint64_t m = hi - i < V ? hi - i : V;
+        reduce_unit<T, K, O>(in, n, i, m, a.avg_divisor, a.data[a.rank], i);
       }
       ok = custom_barrier(ex, a, ++step, start);
       for (int p = 0; ok && p < n; ++p) {
-        const uint64_t plo = chunk * static_cast<uint64_t>(p);
+        const uint64_t plo = chunk * static_cast<uint64_t>(p) < a.count ? chunk * static_cast<uint64_t>(p) : a.count;
         const uint64_t phi = plo + chunk < a.count ? plo + chunk : a.count;
-        const T *src = reinterpret_cast<const T *>(a.data[p]);
-        T *dst = static_cast<T *>(a.out);
-        for (uint64_t i = plo + first; i < phi; i += stride) dst[i] = src[i];
+        copy_units<T>(a.data[p], out, plo, phi, first, stride);
       }
       ok = ok && custom_barrier(ex, a, ++step, start);
     } else if (ok) {
       if (a.algo == kCustomHcm) {
         // Forward the sources a neighbour cannot read over its own links.
-        for (int j = 0; j < n; ++j) {
-          if (!a.forward[j]) continue;
-          const T *src = reinterpret_cast<const T *>(in[j]);
-          T *dst = reinterpret_cast<T *>(a.relay[a.rank] + static_cast<uint64_t>(j) * a.count * sizeof(T));
-          for (uint64_t i = first; i < a.count; i += stride) dst[i] = src[i];
-        }
+        for (int j = 0; j < n; ++j)
+          if (a.forward[j])
+            copy_units<T>(in[j], a.relay[a.rank] + static_cast<uint64_t>(j) * a.count * sizeof(T), 0, a.count,
+                          first, stride);
         ok = custom_barrier(ex, a, ++step, start);
       }
-      for (uint64_t i = first; ok && i < a.count; i += stride) {
-        A acc = load_acc<T, K>(custom_source<T>(a, in, 0), i);
-        for (int j = 1; j < n; ++j) acc = combine<O, false>(acc, load_acc<T, K>(custom_source<T>(a, in, j), i));
-        if (a.avg_divisor > 0) acc = acc / static_cast<A>(a.avg_divisor);
-        store_acc<T, K>(a.out, i, acc);
+      const char *src[kCustomMaxRanks];
+      for (int j = 0; j < n; ++j) src[j] = custom_source<T>(a, in, j);
+      for (uint64_t i = first * V; ok && i < a.count; i += stride * V) {
+        uint64_t m = a.count - i < V ? a.count - i : V;
+        reduce_unit<T, K, O>(src, n, i, m, a.avg_divisor, out, i);
       }
       ok = ok && custom_barrier(ex, a, ++step, start);
     }
@@ -185,11 +254,8 @@ XC_KERNEL_FN void custom_gather_body(const Exec &ex, const CustomArgs &a) {
   bool ok = custom_barrier(ex, a, base + 1, start);
   if (ok) custom_inputs(ex, a, in);
   char *out = static_cast<char *>(a.out);
-  for (int p = 0; ok && p < a.n; ++p) {
-    const char *src = in[p];
-    char *dst = out + static_cast<uint64_t>(p) * a.count;
-    for (uint64_t i = ex.first(); i < a.count; i += ex.stride()) dst[i] = src[i];
-  }
+  for (int p = 0; ok && p < a.n; ++p)
+    copy_units<char>(in[p], out + static_cast<uint64_t>(p) * a.count, 0, a.count, ex.first(), ex.stride());
   ok = ok && custom_barrier(ex, a, base + 2, start);
   ex.sync_block();
   if (ex.thread() == 0) a.pads[a.rank]->counter[b] = base + 2;
