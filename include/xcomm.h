@@ -690,7 +690,7 @@ xc_result_t xc_layout_local_count(xc_layout_t layout, size_t *count);
 xc_result_t xc_layout_free(xc_layout_t layout);
 
 #define XC_REDIST_CONFIG_VERSION 1
-#define XC_REDIST_P2P_ONLY 1u /* flags: never use collectives (measurements, tests) */
+#define XC_REDIST_P2P_ONLY 1 /* flags: never use collectives (measurements, tests) */
 
 /* Options of a plan; NULL or zeros mean defaults. Same size rules as
    xc_config_t. */
@@ -723,13 +723,13 @@ xc_result_t xc_redistribute(xc_plan_t plan, const void *sendbuf, void *recvbuf);
 xc_result_t xc_iredistribute(xc_plan_t plan, const void *sendbuf, void *recvbuf, xc_request_t *req);
 
 /* Kinds of step in xc_plan_info_t.step_kinds (bits). */
-#define XC_REDIST_STEP_COPY 1u           /* local copies */
-#define XC_REDIST_STEP_P2P 2u            /* grouped point-to-point */
-#define XC_REDIST_STEP_ALLGATHER 4u      /* allgatherv on a mesh dimension */
-#define XC_REDIST_STEP_ALLTOALL 8u       /* alltoallv on a mesh dimension */
-#define XC_REDIST_STEP_REDUCE_SCATTER 16u
-#define XC_REDIST_STEP_ALLREDUCE 32u
-#define XC_REDIST_STEP_FILL 64u          /* the identity written for a destination Partial */
+#define XC_REDIST_STEP_COPY 1           /* local copies */
+#define XC_REDIST_STEP_P2P 2            /* grouped point-to-point */
+#define XC_REDIST_STEP_ALLGATHER 4      /* allgatherv on a mesh dimension */
+#define XC_REDIST_STEP_ALLTOALL 8       /* alltoallv on a mesh dimension */
+#define XC_REDIST_STEP_REDUCE_SCATTER 16
+#define XC_REDIST_STEP_ALLREDUCE 32
+#define XC_REDIST_STEP_FILL 64          /* the identity written for a destination Partial */
 
 /* What one run of a plan moves for this rank. Bytes are the array data
    this rank sends to and receives from other ranks (the payload, not the
