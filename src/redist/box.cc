@@ -52,7 +52,36 @@ View packed_view(const Box &b, size_t offset) {
   return v;
 }
 
+View packed_like(const Box &b, const View &like, size_t offset) {
+  std::array<int, kMaxDims> order{};
+  for (int d = 0; d < b.ndim; ++d) order[d] = d;
+  // Innermost first: smallest |stride|, ties to the later dimension
+  // (row-major). An insertion sort: at most kMaxDims entries.
+  auto inner_of = [&](int x, int y) {
+    int64_t sx = like.stride[x] < 0 ? -like.stride[x] : like.stride[x];
+    int64_t sy = like.stride[y] < 0 ? -like.stride[y] : like.stride[y];
+    return sx != sy ? sx < sy : x > y;
+  };
+  for (int i = 1; i < b.ndim; ++i)
+    for (int j = i; j > 0 && inner_of(order[j], order[j - 1]); --j) std::swap(order[j], order[j - 1]);
+  View v;
+  v.offset = offset;
+  v.origin = b.lo;
+  int64_t run = 1;
+  for (int i = 0; i < b.ndim; ++i) {
+    v.stride[order[i]] = run;
+    run *= static_cast<int64_t>(b.extent(order[i]));
+  }
+  return v;
+}
+
 namespace {
+
+// One strided row of len elements of size E.
+template <size_t E>
+void strided_row(const char *s, char *t, size_t len, int64_t fs, int64_t ts) {
+  for (size_t i = 0; i < len; ++i, s += fs, t += ts) memcpy(t, s, E);
+}
 
 // Offset in elements of global index x under view v.
 int64_t at(const View &v, const Index &x, int ndim) {
@@ -88,7 +117,14 @@ void copy_box(const Box &b, const char *src, const View &from, char *dst, const 
     if (runs) {
       memcpy(t, s, len * esize);
     } else {
-      for (size_t i = 0; i < len; ++i, s += fs, t += ts) memcpy(t, s, esize);
+      switch (esize) {  // a constant size: one load and store per element, no call
+        case 8: strided_row<8>(s, t, len, fs, ts); break;
+        case 4: strided_row<4>(s, t, len, fs, ts); break;
+        case 2: strided_row<2>(s, t, len, fs, ts); break;
+        case 1: strided_row<1>(s, t, len, fs, ts); break;
+        default:
+          for (size_t i = 0; i < len; ++i, s += fs, t += ts) memcpy(t, s, esize);
+      }
     }
     // Odometer over the other dimensions, last fastest.
     int d = n - 1;

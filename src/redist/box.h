@@ -41,6 +41,10 @@ struct View {
 
 // The view of box b packed row-major at offset.
 View packed_view(const Box &b, size_t offset);
+// Box b packed at offset in the dimension order of `like` (its smallest
+// stride innermost), so that copying between the two runs along memory:
+// a message packs a column-major block column-major.
+View packed_like(const Box &b, const View &like, size_t offset);
 
 // Copy box b's elements (esize bytes each) from (src, from) to (dst, to).
 // The innermost loop runs along a dimension contiguous on both sides when

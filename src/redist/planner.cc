@@ -333,14 +333,14 @@ Status p2p_step(const Layout &cur, const Layout &dst, int rank, size_t esize, bo
           int &m = send_of[idx(to.rank)];
           if (m < 0) m = static_cast<int>(s.sends.size()), s.sends.push_back(Message{to.rank, 0, 0, {}});
           Message &msg = s.sends[idx(m)];
-          msg.pieces.push_back(Piece{piece, pick->view, packed_view(piece, msg.count)});
+          msg.pieces.push_back(Piece{piece, pick->view, packed_like(piece, pick->view, msg.count)});
           msg.count += vol;
         }
         if (to.rank == rank) {
           int &m = recv_of[idx(pick->rank)];
           if (m < 0) m = static_cast<int>(s.recvs.size()), s.recvs.push_back(Message{pick->rank, 0, 0, {}});
           Message &msg = s.recvs[idx(m)];
-          msg.pieces.push_back(Piece{piece, packed_view(piece, msg.count), to.view});
+          msg.pieces.push_back(Piece{piece, packed_like(piece, pick->view, msg.count), to.view});
           msg.count += vol;
           plan.info.lower_bound_bytes += vol * esize;
         }
