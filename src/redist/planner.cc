@@ -193,6 +193,41 @@ Step alltoall_step(const Layout &cur, const Layout &dst, int k, int rank, size_t
   return s;
 }
 
+// A change in several mesh dimensions as a chain of one-dimension steps,
+// each a collective (Shard -> Replicate: allgather; Shard(i) -> Shard(j):
+// alltoall) or a local slice (Replicate -> Shard), in the given order of
+// dimensions. Taken only when, on every rank, the chain receives no more
+// than the lower bound (so it keeps point-to-point's bytes and runs
+// xcomm's collectives); *stages gets the layouts after each step.
+bool chain_fits(const Layout &cur, const Layout &dst, const std::vector<int> &order, std::vector<Layout> *stages) {
+  int n = cur.nranks;
+  std::vector<size_t> got(idx(n), 0);
+  Layout at = cur;
+  stages->clear();
+  for (int k : order) {
+    const Placement &a = at.mesh.placements[idx(k)], &b = dst.mesh.placements[idx(k)];
+    Layout next;
+    if (!replaced(at, k, b, &next).ok()) return false;
+    bool gather = a.kind == XC_PLACEMENT_SHARD && b.kind == XC_PLACEMENT_REPLICATE;
+    bool swap = a.kind == XC_PLACEMENT_SHARD && b.kind == XC_PLACEMENT_SHARD;
+    bool slice = a.kind == XC_PLACEMENT_REPLICATE && b.kind == XC_PLACEMENT_SHARD;
+    if ((gather || swap) && !within_members(at, next, k)) return false;
+    if (!gather && !swap && !slice) return false;
+    for (int r = 0; r < n; ++r) {
+      Box have = box_of(at, r), want = box_of(next, r);
+      if (slice && !have.contains(want) && !want.empty()) return false;
+      got[idx(r)] += want.volume() - intersect(have, want).volume();
+    }
+    stages->push_back(next);
+    at = std::move(next);
+  }
+  for (int r = 0; r < n; ++r) {
+    Box want = box_of(dst, r);
+    if (got[idx(r)] != want.volume() - intersect(box_of(cur, r), want).volume()) return false;
+  }
+  return true;
+}
+
 // Index of src's blocks by cell of the grid their boundaries draw, to find
 // the blocks a box meets without trying them all.
 class BlockIndex {
@@ -447,6 +482,33 @@ Status make_plan(const Layout &src, const Layout &dst, xc_dtype_t dtype, size_t 
         note(plan.info, steps.back().kind);
         moved = true;
       }
+    }
+    if (mesh && ndiff > 1 && !opt.p2p_only && !moved) {
+      // Several dimensions: a chain of collectives if one keeps the bytes
+      // at the lower bound, inner mesh dimensions first, else outer first.
+      std::vector<int> order;
+      for (int k = cur.mesh.ndim() - 1; k >= 0; --k)
+        if (cur.mesh.placements[idx(k)] != dst.mesh.placements[idx(k)]) order.push_back(k);
+      std::vector<Layout> stages;
+      bool fits = chain_fits(cur, dst, order, &stages);
+      if (!fits) {
+        std::reverse(order.begin(), order.end());
+        fits = chain_fits(cur, dst, order, &stages);
+      }
+      for (size_t i = 0; fits && i < order.size(); ++i) {
+        const Layout &from = i == 0 ? cur : stages[i - 1];
+        int k = order[i];
+        const Placement &a = from.mesh.placements[idx(k)], &b = dst.mesh.placements[idx(k)];
+        if (a.kind == XC_PLACEMENT_REPLICATE) {
+          XC_TRY(p2p_step(from, stages[i], rank, esize, false, plan, steps));
+        } else {
+          steps.push_back(b.kind == XC_PLACEMENT_REPLICATE ? allgather_step(from, stages[i], k, rank, esize, plan.info)
+                                                           : alltoall_step(from, stages[i], k, rank, esize, plan.info));
+          note(plan.info, steps.back().kind);
+        }
+        counts.push_back(stages[i].local_count[idx(rank)]);
+      }
+      moved = fits;
     }
     if (!moved) XC_TRY(p2p_step(cur, dst, rank, esize, opt.relabel && src.nranks <= 4096, plan, steps));
     counts.resize(steps.size(), plan.dst_count);
