@@ -447,6 +447,37 @@ Status make_plan(const Layout &src, const Layout &dst, xc_dtype_t dtype, size_t 
   std::vector<size_t> counts;  // local elements after each step
   Layout cur = src;
   bool mesh = same_mesh(src, dst);
+  // 0. Before reducing, take locally the shards dst wants of replicated
+  // dimensions: the reductions then work on less data ([R, P] -> [S1, R]
+  // reduces half the array instead of all of it).
+  bool reduces = false;
+  if (src.is_mesh)
+    for (int k = 0; k < src.mesh.ndim(); ++k) {
+      const Placement &p = src.mesh.placements[idx(k)];
+      if (p.kind == XC_PLACEMENT_PARTIAL && !(mesh && dst.mesh.placements[idx(k)] == p)) reduces = true;
+    }
+  if (reduces && mesh) {
+    Layout sliced = cur;
+    bool any = false;
+    for (int k = 0; k < cur.mesh.ndim(); ++k) {
+      if (cur.mesh.placements[idx(k)].kind != XC_PLACEMENT_REPLICATE ||
+          dst.mesh.placements[idx(k)].kind != XC_PLACEMENT_SHARD)
+        continue;
+      Layout next;
+      XC_TRY(replaced(sliced, k, dst.mesh.placements[idx(k)], &next));
+      bool inside = true;
+      for (int r = 0; r < cur.nranks && inside; ++r) {
+        Box want = box_of(next, r);
+        inside = want.empty() || box_of(sliced, r).contains(want);
+      }
+      if (inside) sliced = std::move(next), any = true;
+    }
+    if (any) {
+      XC_TRY(p2p_step(cur, sliced, rank, esize, false, plan, steps));
+      counts.push_back(sliced.local_count[idx(rank)]);
+      cur = std::move(sliced);
+    }
+  }
   // 1. Reduce the Partial dimensions dst does not keep, one collective each.
   if (src.is_mesh) {
     for (int k = 0; k < src.mesh.ndim(); ++k) {
