@@ -9,8 +9,7 @@
  *     P2 x Q2 grid with NB2 x NB2 blocks (ScaLAPACK descriptors, column-major
  *     local storage, row-major grids, source process 0): the twin of
  *     pdgemr2d_bench.c. Prints the plan time, the time per redistribution
- *     (the slowest rank's, averaged over iters after one warm-up run) and the
- *     most bytes any rank receives; checks every element once.
+ *     and the most bytes any rank receives; checks every element once.
  * mesh: every pair of placements from {R, S0, S1, S2, P} on a 2x2 mesh for
  *     a D0 x D1 x D2 float32 array, three ways: the planner (default), the
  *     planner with XC_REDIST_P2P_ONLY, and the rule-based chain DTensor uses
