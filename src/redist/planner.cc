@@ -228,6 +228,29 @@ bool chain_fits(const Layout &cur, const Layout &dst, const std::vector<int> &or
   return true;
 }
 
+// How many of the reductions of step 1 would be reduce_scatters when they
+// start from layout `from` (the others are allreduces, which move more).
+Status count_scatters(const Layout &from, const Layout &dst, int *out) {
+  Layout cur = from;
+  *out = 0;
+  for (int k = 0; k < from.mesh.ndim(); ++k) {
+    const Placement &p = cur.mesh.placements[idx(k)], &want = dst.mesh.placements[idx(k)];
+    if (p.kind != XC_PLACEMENT_PARTIAL || want == p) continue;
+    Layout next;
+    if (want.kind == XC_PLACEMENT_SHARD) {
+      XC_TRY(replaced(cur, k, want, &next));
+      if (scatter_fits(cur, next, k)) {
+        ++*out;
+        cur = std::move(next);
+        continue;
+      }
+    }
+    XC_TRY(replaced(cur, k, Placement{}, &next));
+    cur = std::move(next);
+  }
+  return Status::Ok();
+}
+
 // Index of src's blocks by cell of the grid their boundaries draw, to find
 // the blocks a box meets without trying them all.
 class BlockIndex {
@@ -472,7 +495,12 @@ Status make_plan(const Layout &src, const Layout &dst, xc_dtype_t dtype, size_t 
       }
       if (inside) sliced = std::move(next), any = true;
     }
-    if (any) {
+    // Not when slicing first would turn a reduce_scatter into an allreduce
+    // ([P, R] -> [S0, S0]: the nested shard no longer splits the block).
+    int before = 0, after = 0;
+    if (any) XC_TRY(count_scatters(cur, dst, &before));
+    if (any) XC_TRY(count_scatters(sliced, dst, &after));
+    if (any && after >= before) {
       XC_TRY(p2p_step(cur, sliced, rank, esize, false, plan, steps));
       counts.push_back(sliced.local_count[idx(rank)]);
       cur = std::move(sliced);
