@@ -617,6 +617,180 @@ xc_result_t xc_buffer_register(xc_comm_t comm, void *ptr, size_t bytes, xc_buffe
 /* Release a registration (not the memory). NULL is a no-op. */
 xc_result_t xc_buffer_deregister(xc_buffer_t buf);
 
+/* ---- redistribution of sharded arrays --------------------------------------
+   A layout says how a global N-dimensional array (row-major, one dtype, at
+   most XC_LAYOUT_MAX_DIMS dimensions) lies over the ranks of a
+   communicator; a plan moves an array from one layout to another with the
+   least data (docs/redistribution.md): every element goes straight from a
+   rank that holds it to each rank that needs it, pieces a rank holds already
+   are copied locally, and where a mesh dimension's change is exactly a
+   collective (allgather, alltoall, reduce_scatter, allreduce) that
+   collective runs on a sub-communicator of that mesh dimension made once
+   when the plan is made; the rest goes as one batch of point-to-point
+   messages on the layouts' communicator with tag XC_REDIST_TAG.
+
+   Layout constructors are local (not collective) and deterministic: every
+   rank must build the same layouts from the same arguments, and a bad
+   layout (overlapping boxes, gaps, a rank out of range) fails alike on
+   every rank that passes it. A layout handle refers to its communicator,
+   which must outlive it. Layouts are immutable: they may be used by
+   several plans and threads at once. Free with xc_layout_free (NULL is a
+   no-op).
+
+   Host memory only in this version: a device buffer passed to
+   xc_redistribute or xc_iredistribute is XC_ERR_UNSUPPORTED (the local
+   strided copies would need device kernels the API layer does not have). */
+typedef struct xc_layout_s *xc_layout_t;
+typedef struct xc_plan_s *xc_plan_t;
+
+#define XC_LAYOUT_MAX_DIMS 8
+/* The tag of a plan's point-to-point messages on the layouts' communicator.
+   Messages of the application with this tag, in flight while a plan runs,
+   may be matched by the plan: use other tags. */
+#define XC_REDIST_TAG 0x7FFF5EDD
+
+/* General layout: nboxes boxes, box b covering global indices
+   [offsets[b*ndim + d], offsets[b*ndim + d] + extents[b*ndim + d]) in each
+   dimension d, held by rank owners[b]. The boxes must cover the array
+   exactly once (no overlap, no gap; empty boxes are allowed and hold
+   nothing). A rank's local buffer holds its boxes in list order, each
+   row-major and packed, one after the other. The arrays are copied. */
+xc_result_t xc_layout_boxes(xc_comm_t comm, int ndim, const size_t *global_shape, size_t nboxes,
+                            const size_t *offsets, const size_t *extents, const int *owners, xc_layout_t *out);
+
+typedef enum xc_placement_kind {
+  XC_PLACEMENT_REPLICATE = 0, /* every rank along the mesh dimension holds the same data */
+  XC_PLACEMENT_SHARD = 1,     /* the array dimension `dim` is split along the mesh dimension */
+  XC_PLACEMENT_PARTIAL = 2,   /* each rank holds a partial value; the array is their reduction by `op` */
+  XC_PLACEMENT_KIND_FORCE_32BIT = 0x7FFFFFFF
+} xc_placement_kind_t;
+
+/* One placement per mesh dimension, as PyTorch DTensor's Replicate(),
+   Shard(dim) and Partial(op). dim is read for XC_PLACEMENT_SHARD only, op
+   (an xc_op_t) for XC_PLACEMENT_PARTIAL only; reserved must be 0. */
+typedef struct xc_placement {
+  int32_t kind; /* xc_placement_kind_t */
+  int32_t dim;  /* array dimension, for XC_PLACEMENT_SHARD */
+  int32_t op;   /* xc_op_t, for XC_PLACEMENT_PARTIAL */
+  int32_t reserved;
+} xc_placement_t;
+
+/* DTensor-style layout: a device mesh of shape mesh_shape[0..mesh_ndim)
+   whose product is the communicator's size, over the ranks in row-major
+   order (rank = linear index of its mesh coordinate), and one placement per
+   mesh dimension. Shards follow DTensor (torch.chunk): a dimension of n
+   elements split k ways gives pieces of ceil(n/k) elements, the last ones
+   smaller or empty; several mesh dimensions sharding one array dimension
+   split it in mesh-dimension order. Each rank's local buffer holds its one
+   box, row-major. A destination Partial(op) is made as a DTensor would read
+   it, without division: with XC_SUM, XC_PROD and XC_BXOR the ranks at
+   coordinate 0 of that mesh dimension hold the value and the others the
+   op's identity (0, 1, 0); with the other ops every rank holds the value.
+   Arrays are copied. */
+xc_result_t xc_layout_mesh(xc_comm_t comm, int ndim, const size_t *global_shape, int mesh_ndim,
+                           const int *mesh_shape, const xc_placement_t *placements, xc_layout_t *out);
+
+typedef enum xc_order {
+  XC_ORDER_ROW_MAJOR = 0,
+  XC_ORDER_COL_MAJOR = 1,
+  XC_ORDER_FORCE_32BIT = 0x7FFFFFFF
+} xc_order_t;
+
+/* ScaLAPACK-style 2-D block-cyclic layout of a rows x cols matrix (the
+   global array is 2-D, row-major as every layout's): blocks of mb x nb over
+   an nprow x npcol process grid whose first block sits on process row
+   rsrc, column csrc (the descriptor's RSRC, CSRC). grid_order: the rank of
+   grid process (p, q) is p * npcol + q (XC_ORDER_ROW_MAJOR, BLACS' default
+   'Row') or q * nprow + p (XC_ORDER_COL_MAJOR). nprow * npcol may be less
+   than the communicator's size: the other ranks hold nothing. storage: the
+   local matrix of LOCr x LOCc elements (ScaLAPACK's numroc) is column-major
+   with leading dimension LOCr (XC_ORDER_COL_MAJOR, as ScaLAPACK stores it)
+   or row-major with leading dimension LOCc (XC_ORDER_ROW_MAJOR). */
+xc_result_t xc_layout_block_cyclic(xc_comm_t comm, size_t rows, size_t cols, size_t mb, size_t nb, int nprow,
+                                   int npcol, int rsrc, int csrc, xc_order_t grid_order, xc_order_t storage,
+                                   xc_layout_t *out);
+
+/* Elements of this rank's local buffer under layout. */
+xc_result_t xc_layout_local_count(xc_layout_t layout, size_t *count);
+xc_result_t xc_layout_free(xc_layout_t layout);
+
+#define XC_REDIST_CONFIG_VERSION 1
+#define XC_REDIST_P2P_ONLY 1 /* flags: never use collectives (measurements, tests) */
+
+/* Options of a plan; NULL or zeros mean defaults. Same size rules as
+   xc_config_t. */
+typedef struct xc_redist_config {
+  size_t size;      /* sizeof(xc_redist_config_t) */
+  uint32_t version; /* XC_REDIST_CONFIG_VERSION */
+  uint32_t flags;   /* XC_REDIST_* */
+} xc_redist_config_t;
+#define XC_REDIST_CONFIG_INIT { sizeof(xc_redist_config_t), XC_REDIST_CONFIG_VERSION, 0 }
+xc_result_t xc_redist_config_init(xc_redist_config_t *cfg, size_t size);
+
+/* Plan the move of an array of dtype from layout src to layout dst (same
+   communicator, same global shape). Collective over the communicator: the
+   ranks check together that they passed the same layouts and dtype
+   (XC_ERR_INVALID_USAGE on every rank otherwise) and make the
+   sub-communicators the collective steps need. *plan is owned by the
+   caller; free it with xc_plan_free (collective: it frees those
+   sub-communicators). A plan holds staging buffers and may be run any
+   number of times, but not by two calls at once. */
+xc_result_t xc_redistribute_plan(xc_layout_t src, xc_layout_t dst, xc_dtype_t dtype, const xc_redist_config_t *config,
+                                 xc_plan_t *plan);
+/* Run the plan: sendbuf holds this rank's local buffer under src,
+   recvbuf receives it under dst (disjoint; either may be NULL when it
+   holds 0 elements). Collective over the communicator. Host memory only
+   (see above). */
+xc_result_t xc_redistribute(xc_plan_t plan, const void *sendbuf, void *recvbuf);
+/* Start the plan and return at once; it runs on a thread of its own (the
+   communicator must be XC_THREAD_MULTIPLE) and *req completes with
+   xc_wait/xc_test. The buffers and the plan stay untouched until then. */
+xc_result_t xc_iredistribute(xc_plan_t plan, const void *sendbuf, void *recvbuf, xc_request_t *req);
+
+/* Kinds of step in xc_plan_info_t.step_kinds (bits). */
+#define XC_REDIST_STEP_COPY 1           /* local copies */
+#define XC_REDIST_STEP_P2P 2            /* grouped point-to-point */
+#define XC_REDIST_STEP_ALLGATHER 4      /* allgatherv on a mesh dimension */
+#define XC_REDIST_STEP_ALLTOALL 8       /* alltoallv on a mesh dimension */
+#define XC_REDIST_STEP_REDUCE_SCATTER 16
+#define XC_REDIST_STEP_ALLREDUCE 32
+#define XC_REDIST_STEP_FILL 64          /* the identity written for a destination Partial */
+
+/* What one run of a plan moves for this rank. Bytes are the array data
+   this rank sends to and receives from other ranks (the payload, not the
+   wire traffic of a collective's algorithm: an allgather of m chunks counts
+   m - 1 chunks received); lower_bound_bytes is what this rank needs and does
+   not hold (for a reduction: the m - 1 other partial contributions to the
+   part it keeps). Equal to bytes_received for every plan this version makes. */
+typedef struct xc_plan_info {
+  size_t size;      /* set by the caller: sizeof(xc_plan_info_t) */
+  uint32_t version; /* written: XC_PLAN_INFO_VERSION */
+  uint32_t step_kinds; /* XC_REDIST_STEP_* bits of the steps this rank runs */
+  uint64_t bytes_sent;
+  uint64_t bytes_received;
+  uint64_t bytes_copied; /* local pieces copied, not sent */
+  uint64_t lower_bound_bytes;
+  uint64_t messages_sent; /* point-to-point messages, and peers of collectives with data */
+  uint64_t messages_received;
+  uint32_t collective_steps;
+  uint32_t p2p_steps;
+} xc_plan_info_t;
+#define XC_PLAN_INFO_VERSION 1
+/* Fill min(info->size, sizeof(xc_plan_info_t)) bytes of *info. Local. */
+xc_result_t xc_plan_info(xc_plan_t plan, xc_plan_info_t *info);
+
+/* COSTA's relabelling: perm (the communicator's size entries) receives, for
+   each rank j, the rank that should take rank j's part of dst so that the
+   least data moves (a greedy matching on the bytes each rank already holds
+   of each destination part: no data moves when dst differs from src by a
+   renumbering of the ranks). *bytes_saved (may be NULL) is how many fewer
+   bytes all ranks together would receive under it. Using it (a layout with
+   renumbered owners) is the caller's choice. Local (from the plan). */
+xc_result_t xc_plan_relabel(xc_plan_t plan, int *perm, uint64_t *bytes_saved);
+/* Free a plan and its sub-communicators. Collective over the communicator
+   (every rank made the same plan). NULL is a no-op. */
+xc_result_t xc_plan_free(xc_plan_t plan);
+
 #ifdef __cplusplus
 }
 #endif

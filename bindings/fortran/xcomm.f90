@@ -123,6 +123,28 @@ module xcomm
   !> xc_stream_bind target: the communicator's collectives (else a peer rank).
   integer, parameter, public :: XC_BIND_COLLECTIVES = -1
 
+  ! ---- redistribution of sharded arrays ------------------------------------------
+  ! Layouts describe a C (row-major) global array: a Fortran array a(n1, n2)
+  ! is the C array [n2][n1], so give its shape reversed. Block-cyclic local
+  ! matrices with storage XC_ORDER_COL_MAJOR are ScaLAPACK's (Fortran) ones.
+  integer, parameter, public :: XC_LAYOUT_MAX_DIMS = 8
+  integer, parameter, public :: XC_REDIST_TAG = 2147442397
+  integer, parameter, public :: XC_PLACEMENT_REPLICATE = 0
+  integer, parameter, public :: XC_PLACEMENT_SHARD = 1
+  integer, parameter, public :: XC_PLACEMENT_PARTIAL = 2
+  integer, parameter, public :: XC_ORDER_ROW_MAJOR = 0
+  integer, parameter, public :: XC_ORDER_COL_MAJOR = 1
+  integer, parameter, public :: XC_REDIST_CONFIG_VERSION = 1
+  integer, parameter, public :: XC_REDIST_P2P_ONLY = 1
+  integer, parameter, public :: XC_REDIST_STEP_COPY = 1
+  integer, parameter, public :: XC_REDIST_STEP_P2P = 2
+  integer, parameter, public :: XC_REDIST_STEP_ALLGATHER = 4
+  integer, parameter, public :: XC_REDIST_STEP_ALLTOALL = 8
+  integer, parameter, public :: XC_REDIST_STEP_REDUCE_SCATTER = 16
+  integer, parameter, public :: XC_REDIST_STEP_ALLREDUCE = 32
+  integer, parameter, public :: XC_REDIST_STEP_FILL = 64
+  integer, parameter, public :: XC_PLAN_INFO_VERSION = 1
+
   ! ---- types -----------------------------------------------------------------
   !> A communicator (xc_comm_t). Default: null.
   type, bind(c), public :: xc_comm
@@ -144,6 +166,48 @@ module xcomm
   type, bind(c), public :: xc_buffer
     type(c_ptr) :: ptr = c_null_ptr
   end type xc_buffer
+
+  !> How a global array lies over a communicator's ranks (xc_layout_t).
+  type, bind(c), public :: xc_layout
+    type(c_ptr) :: ptr = c_null_ptr
+  end type xc_layout
+
+  !> A redistribution plan (xc_plan_t).
+  type, bind(c), public :: xc_plan
+    type(c_ptr) :: ptr = c_null_ptr
+  end type xc_plan
+
+  !> xc_placement_t: kind XC_PLACEMENT_*; dim (0-based C dimension) for a
+  !> shard; op (XC_SUM, ...) for a partial.
+  type, bind(c), public :: xc_placement
+    integer(c_int32_t) :: kind = XC_PLACEMENT_REPLICATE
+    integer(c_int32_t) :: dim = 0
+    integer(c_int32_t) :: op = 0
+    integer(c_int32_t) :: reserved = 0
+  end type xc_placement
+
+  !> xc_redist_config_t: fill with xc_redist_config_init.
+  type, bind(c), public :: xc_redist_config
+    integer(c_size_t) :: size = 0
+    integer(c_int32_t) :: version = XC_REDIST_CONFIG_VERSION
+    integer(c_int32_t) :: flags = 0
+  end type xc_redist_config
+
+  !> xc_plan_info_t, under its C name (Fortran names are case-blind, so it
+  !> cannot share the name of the subroutine xc_plan_info, which sets size).
+  type, bind(c), public :: xc_plan_info_t
+    integer(c_size_t) :: size = 0
+    integer(c_int32_t) :: version = 0
+    integer(c_int32_t) :: step_kinds = 0
+    integer(c_int64_t) :: bytes_sent = 0
+    integer(c_int64_t) :: bytes_received = 0
+    integer(c_int64_t) :: bytes_copied = 0
+    integer(c_int64_t) :: lower_bound_bytes = 0
+    integer(c_int64_t) :: messages_sent = 0
+    integer(c_int64_t) :: messages_received = 0
+    integer(c_int32_t) :: collective_steps = 0
+    integer(c_int32_t) :: p2p_steps = 0
+  end type xc_plan_info_t
 
   !> xc_status_t. The default value is the empty status.
   type, bind(c), public :: xc_status
@@ -212,6 +276,9 @@ module xcomm
   public :: xc_mem_alloc, xc_mem_free
   public :: xc_stream_create, xc_stream_wrap, xc_stream_destroy, xc_stream_synchronize, xc_stream_bind
   public :: xc_mem_alloc_device, xc_buffer_register, xc_buffer_deregister
+  public :: xc_layout_boxes, xc_layout_mesh, xc_layout_block_cyclic, xc_layout_local_count, xc_layout_free
+  public :: xc_redist_config_init, xc_redistribute_plan, xc_redistribute, xc_iredistribute
+  public :: xc_plan_info, xc_plan_relabel, xc_plan_free
   public :: operator(==), operator(/=)
 
   interface operator(==)
@@ -234,6 +301,9 @@ module xcomm
   end interface
   interface xc_comm_split
     module procedure xc_comm_split_nocfg, xc_comm_split_cfg
+  end interface
+  interface xc_redistribute_plan
+    module procedure xc_redistribute_plan_nocfg, xc_redistribute_plan_cfg
   end interface
   interface xc_comm_shrink
     module procedure xc_comm_shrink_nocfg, xc_comm_shrink_cfg
@@ -1022,6 +1092,92 @@ module xcomm
       import :: c_int, c_ptr
       type(c_ptr), value :: buf
     end function c_xc_buffer_deregister
+
+    integer(c_int) function c_xc_layout_boxes(comm, ndim, global_shape, nboxes, offsets, extents, owners, out) &
+        bind(c, name='xc_layout_boxes')
+      import :: c_int, c_ptr, c_size_t, xc_layout
+      type(c_ptr), value :: comm
+      integer(c_int), value :: ndim
+      integer(c_size_t), intent(in) :: global_shape(*)
+      integer(c_size_t), value :: nboxes
+      integer(c_size_t), intent(in) :: offsets(*), extents(*)
+      integer(c_int), intent(in) :: owners(*)
+      type(xc_layout), intent(inout) :: out
+    end function c_xc_layout_boxes
+
+    integer(c_int) function c_xc_layout_mesh(comm, ndim, global_shape, mesh_ndim, mesh_shape, placements, out) &
+        bind(c, name='xc_layout_mesh')
+      import :: c_int, c_ptr, c_size_t, xc_layout, xc_placement
+      type(c_ptr), value :: comm
+      integer(c_int), value :: ndim, mesh_ndim
+      integer(c_size_t), intent(in) :: global_shape(*)
+      integer(c_int), intent(in) :: mesh_shape(*)
+      type(xc_placement), intent(in) :: placements(*)
+      type(xc_layout), intent(inout) :: out
+    end function c_xc_layout_mesh
+
+    integer(c_int) function c_xc_layout_block_cyclic(comm, rows, cols, mb, nb, nprow, npcol, rsrc, csrc, &
+        grid_order, storage, out) bind(c, name='xc_layout_block_cyclic')
+      import :: c_int, c_ptr, c_size_t, xc_layout
+      type(c_ptr), value :: comm
+      integer(c_size_t), value :: rows, cols, mb, nb
+      integer(c_int), value :: nprow, npcol, rsrc, csrc, grid_order, storage
+      type(xc_layout), intent(inout) :: out
+    end function c_xc_layout_block_cyclic
+
+    integer(c_int) function c_xc_layout_local_count(layout, count) bind(c, name='xc_layout_local_count')
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: layout
+      integer(c_size_t), intent(inout) :: count
+    end function c_xc_layout_local_count
+
+    integer(c_int) function c_xc_layout_free(layout) bind(c, name='xc_layout_free')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: layout
+    end function c_xc_layout_free
+
+    integer(c_int) function c_xc_redist_config_init(cfg, size) bind(c, name='xc_redist_config_init')
+      import :: c_int, c_size_t, xc_redist_config
+      type(xc_redist_config), intent(inout) :: cfg
+      integer(c_size_t), value :: size
+    end function c_xc_redist_config_init
+
+    integer(c_int) function c_xc_redistribute_plan(src, dst, dtype, config, plan) bind(c, name='xc_redistribute_plan')
+      import :: c_int, c_ptr, xc_redist_config, xc_plan
+      type(c_ptr), value :: src, dst
+      integer(c_int), value :: dtype
+      type(xc_redist_config), intent(in), optional :: config
+      type(xc_plan), intent(inout) :: plan
+    end function c_xc_redistribute_plan
+
+    integer(c_int) function c_xc_redistribute(plan, sendbuf, recvbuf) bind(c, name='xc_redistribute')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan, sendbuf, recvbuf
+    end function c_xc_redistribute
+
+    integer(c_int) function c_xc_iredistribute(plan, sendbuf, recvbuf, req) bind(c, name='xc_iredistribute')
+      import :: c_int, c_ptr, xc_request
+      type(c_ptr), value :: plan, sendbuf, recvbuf
+      type(xc_request), intent(inout) :: req
+    end function c_xc_iredistribute
+
+    integer(c_int) function c_xc_plan_info(plan, info) bind(c, name='xc_plan_info')
+      import :: c_int, c_ptr, xc_plan_info_t
+      type(c_ptr), value :: plan
+      type(xc_plan_info_t), intent(inout) :: info
+    end function c_xc_plan_info
+
+    integer(c_int) function c_xc_plan_relabel(plan, perm, bytes_saved) bind(c, name='xc_plan_relabel')
+      import :: c_int, c_ptr, c_int64_t
+      type(c_ptr), value :: plan
+      integer(c_int), intent(inout) :: perm(*)
+      integer(c_int64_t), intent(inout) :: bytes_saved
+    end function c_xc_plan_relabel
+
+    integer(c_int) function c_xc_plan_free(plan) bind(c, name='xc_plan_free')
+      import :: c_int, c_ptr
+      type(c_ptr), value :: plan
+    end function c_xc_plan_free
 
     ! Not xcomm: the C library's strlen, to read the library's strings.
     integer(c_size_t) function c_strlen(s) bind(c, name='strlen')
@@ -3068,5 +3224,168 @@ contains
     buf%ptr = c_null_ptr
     call finish(rc, 'xc_buffer_deregister', ierr)
   end subroutine xc_buffer_deregister
+
+  ! ---- redistribution --------------------------------------------------------
+
+  !> General layout: box b spans offsets(:, b) + [0, extents(:, b)) (0-based,
+  !> C dimension order) and lives on rank owners(b).
+  subroutine xc_layout_boxes(comm, ndim, global_shape, nboxes, offsets, extents, owners, layout, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: ndim, nboxes
+    integer(int64), intent(in) :: global_shape(:), offsets(:, :), extents(:, :)
+    integer, intent(in) :: owners(:)
+    type(xc_layout), intent(out) :: layout
+    integer, intent(out), optional :: ierr
+    integer(c_size_t) :: shp(max(1, ndim))
+    if (size(global_shape) < ndim .or. size(owners) < nboxes .or. &
+        (nboxes > 0 .and. (size(offsets, 1) /= ndim .or. size(extents, 1) /= ndim .or. &
+                           size(offsets, 2) < nboxes .or. size(extents, 2) < nboxes))) then
+      call fail('xc_layout_boxes', 'global_shape, offsets(ndim, nboxes), extents(ndim, nboxes) or owners too short', &
+                ierr)
+      return
+    end if
+    shp = 0
+    if (ndim > 0) shp(1:ndim) = int(global_shape(1:ndim), c_size_t)
+    call finish(c_xc_layout_boxes(comm%ptr, int(ndim, c_int), shp, int(nboxes, c_size_t), &
+        reshape(int(offsets, c_size_t), [max(1, size(offsets))], pad=[0_c_size_t]), &
+        reshape(int(extents, c_size_t), [max(1, size(extents))], pad=[0_c_size_t]), &
+        reshape(int(owners, c_int), [max(1, size(owners))], pad=[0_c_int]), layout), 'xc_layout_boxes', ierr)
+  end subroutine xc_layout_boxes
+
+  !> DTensor-style layout: mesh_shape over the ranks (row-major), one placement per mesh dimension.
+  subroutine xc_layout_mesh(comm, ndim, global_shape, mesh_ndim, mesh_shape, placements, layout, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: ndim, mesh_ndim
+    integer(int64), intent(in) :: global_shape(:)
+    integer, intent(in) :: mesh_shape(:)
+    type(xc_placement), intent(in) :: placements(:)
+    type(xc_layout), intent(out) :: layout
+    integer, intent(out), optional :: ierr
+    if (size(global_shape) < ndim .or. size(mesh_shape) < mesh_ndim .or. size(placements) < mesh_ndim) then
+      call fail('xc_layout_mesh', 'global_shape, mesh_shape or placements is shorter than its count', ierr)
+      return
+    end if
+    call finish(c_xc_layout_mesh(comm%ptr, int(ndim, c_int), int(global_shape, c_size_t), int(mesh_ndim, c_int), &
+        int(mesh_shape, c_int), placements, layout), 'xc_layout_mesh', ierr)
+  end subroutine xc_layout_mesh
+
+  !> ScaLAPACK block-cyclic layout (see the header); grid_order and storage are XC_ORDER_*.
+  subroutine xc_layout_block_cyclic(comm, rows, cols, mb, nb, nprow, npcol, rsrc, csrc, grid_order, storage, &
+                                    layout, ierr)
+    type(xc_comm), intent(in) :: comm
+    integer, intent(in) :: rows, cols, mb, nb, nprow, npcol, rsrc, csrc, grid_order, storage
+    type(xc_layout), intent(out) :: layout
+    integer, intent(out), optional :: ierr
+    if (rows < 0 .or. cols < 0 .or. mb < 0 .or. nb < 0) then
+      call fail('xc_layout_block_cyclic', 'rows, cols, mb and nb must not be negative', ierr)
+      return
+    end if
+    call finish(c_xc_layout_block_cyclic(comm%ptr, int(rows, c_size_t), int(cols, c_size_t), int(mb, c_size_t), &
+        int(nb, c_size_t), int(nprow, c_int), int(npcol, c_int), int(rsrc, c_int), int(csrc, c_int), &
+        int(grid_order, c_int), int(storage, c_int), layout), 'xc_layout_block_cyclic', ierr)
+  end subroutine xc_layout_block_cyclic
+
+  !> count: elements of this rank's local buffer under layout.
+  subroutine xc_layout_local_count(layout, count, ierr)
+    type(xc_layout), intent(in) :: layout
+    integer(int64), intent(out) :: count
+    integer, intent(out), optional :: ierr
+    integer(c_size_t) :: v
+    v = 0
+    call finish(c_xc_layout_local_count(layout%ptr, v), 'xc_layout_local_count', ierr)
+    count = int(v, int64)
+  end subroutine xc_layout_local_count
+
+  !> Releases the layout and sets it to null.
+  subroutine xc_layout_free(layout, ierr)
+    type(xc_layout), intent(inout) :: layout
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: rc
+    rc = c_xc_layout_free(layout%ptr)
+    if (rc == XC_SUCCESS) layout%ptr = c_null_ptr
+    call finish(rc, 'xc_layout_free', ierr)
+  end subroutine xc_layout_free
+
+  subroutine xc_redist_config_init(cfg, ierr)
+    type(xc_redist_config), intent(out) :: cfg
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_redist_config_init(cfg, c_sizeof(cfg)), 'xc_redist_config_init', ierr)
+  end subroutine xc_redist_config_init
+
+  !> Collective: plan moving arrays of dtype from layout src to dst.
+  subroutine xc_redistribute_plan_nocfg(src, dst, dtype, plan, ierr)
+    type(xc_layout), intent(in) :: src, dst
+    integer, intent(in) :: dtype
+    type(xc_plan), intent(out) :: plan
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_redistribute_plan(src%ptr, dst%ptr, int(dtype, c_int), plan=plan), 'xc_redistribute_plan', ierr)
+  end subroutine xc_redistribute_plan_nocfg
+
+  subroutine xc_redistribute_plan_cfg(src, dst, dtype, config, plan, ierr)
+    type(xc_layout), intent(in) :: src, dst
+    integer, intent(in) :: dtype
+    type(xc_redist_config), intent(in) :: config
+    type(xc_plan), intent(out) :: plan
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_redistribute_plan(src%ptr, dst%ptr, int(dtype, c_int), config, plan), 'xc_redistribute_plan', &
+                ierr)
+  end subroutine xc_redistribute_plan_cfg
+
+  !> Collective: run the plan (sendbuf under src, recvbuf under dst).
+  subroutine xc_redistribute(plan, sendbuf, recvbuf, ierr)
+    type(xc_plan), intent(in) :: plan
+    type(*), dimension(..), intent(in), target, contiguous :: sendbuf
+    type(*), dimension(..), intent(inout), target, contiguous :: recvbuf
+    integer, intent(out), optional :: ierr
+    call finish(c_xc_redistribute(plan%ptr, addr(sendbuf), addr(recvbuf)), 'xc_redistribute', ierr)
+  end subroutine xc_redistribute
+
+  !> Start the plan; req completes with xc_wait. Buffers must be contiguous.
+  subroutine xc_iredistribute(plan, sendbuf, recvbuf, req, ierr)
+    type(xc_plan), intent(in) :: plan
+    type(*), dimension(..), intent(in), target, asynchronous :: sendbuf
+    type(*), dimension(..), intent(inout), target, asynchronous :: recvbuf
+    type(xc_request), intent(out) :: req
+    integer, intent(out), optional :: ierr
+    if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+      call fail('xc_iredistribute', 'sendbuf and recvbuf must be contiguous (non-blocking buffers cannot be copied)', &
+                ierr)
+      return
+    end if
+    call finish(c_xc_iredistribute(plan%ptr, addr(sendbuf), addr(recvbuf), req), 'xc_iredistribute', ierr)
+  end subroutine xc_iredistribute
+
+  subroutine xc_plan_info(plan, info, ierr)
+    type(xc_plan), intent(in) :: plan
+    type(xc_plan_info_t), intent(out) :: info
+    integer, intent(out), optional :: ierr
+    info%size = c_sizeof(info)
+    call finish(c_xc_plan_info(plan%ptr, info), 'xc_plan_info', ierr)
+  end subroutine xc_plan_info
+
+  !> perm(j + 1): the rank that should take rank j's part of dst (COSTA's relabelling).
+  subroutine xc_plan_relabel(plan, perm, bytes_saved, ierr)
+    type(xc_plan), intent(in) :: plan
+    integer, intent(out) :: perm(:)
+    integer(int64), intent(out) :: bytes_saved
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: p(max(1, size(perm)))
+    integer(c_int64_t) :: saved
+    saved = 0
+    p = 0
+    call finish(c_xc_plan_relabel(plan%ptr, p, saved), 'xc_plan_relabel', ierr)
+    perm = int(p(1:size(perm)))
+    bytes_saved = int(saved, int64)
+  end subroutine xc_plan_relabel
+
+  !> Collective: releases the plan and sets it to null.
+  subroutine xc_plan_free(plan, ierr)
+    type(xc_plan), intent(inout) :: plan
+    integer, intent(out), optional :: ierr
+    integer(c_int) :: rc
+    rc = c_xc_plan_free(plan%ptr)
+    plan%ptr = c_null_ptr
+    call finish(rc, 'xc_plan_free', ierr)
+  end subroutine xc_plan_free
 
 end module xcomm

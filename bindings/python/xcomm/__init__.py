@@ -25,6 +25,7 @@ from .errors import (AbortedError, Error, InvalidArgumentError, InvalidUsageErro
                      result_name, strerror)
 from .p2p import ANY_SOURCE, ANY_TAG, TAG_MAX
 from .request import Request, Status, waitall
+from .redist import Layout, Order, Plan, PlacementKind, from_dtensor
 
 __version__ = "0.2.0"
 ABI_VERSION = _DEFINES["XC_ABI_VERSION"]
@@ -56,5 +57,5 @@ __all__ = [
     "init", "init_rank", "get_unique_id", "get_version", "group", "dtype_size", "waitall", "strerror", "last_error",
     "Comm", "Memory", "DeviceMemory", "DeviceArray", "RegisteredBuffer", "Stream", "BIND_COLLECTIVES", "Request", "Status", "UniqueId", "Config", "Error", "DType", "Op", "Result", "ThreadMode",
     "DebugLevel", "ANY_SOURCE", "ANY_TAG", "TAG_MAX", "UNDEFINED", "IN_PLACE", "DEVICE_AUTO", "DEVICE_NONE",
-    "ABI_VERSION", "library_path",
+    "ABI_VERSION", "library_path", "Layout", "Plan", "PlacementKind", "Order", "from_dtensor",
 ]

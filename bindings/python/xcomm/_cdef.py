@@ -219,7 +219,62 @@ xc_result_t xc_stream_bind(xc_comm_t comm, xc_stream_t stream, int target);
 xc_result_t xc_mem_alloc_device(xc_comm_t comm, size_t bytes, void **ptr);
 xc_result_t xc_buffer_register(xc_comm_t comm, void *ptr, size_t bytes, xc_buffer_t *out);
 xc_result_t xc_buffer_deregister(xc_buffer_t buf);
+typedef struct xc_layout_s *xc_layout_t;
+typedef struct xc_plan_s *xc_plan_t;
+xc_result_t xc_layout_boxes(xc_comm_t comm, int ndim, const size_t *global_shape, size_t nboxes,
+                            const size_t *offsets, const size_t *extents, const int *owners, xc_layout_t *out);
+typedef enum xc_placement_kind {
+  XC_PLACEMENT_REPLICATE = 0,
+  XC_PLACEMENT_SHARD = 1,
+  XC_PLACEMENT_PARTIAL = 2,
+  XC_PLACEMENT_KIND_FORCE_32BIT = 0x7FFFFFFF
+} xc_placement_kind_t;
+typedef struct xc_placement {
+  int32_t kind;
+  int32_t dim;
+  int32_t op;
+  int32_t reserved;
+} xc_placement_t;
+xc_result_t xc_layout_mesh(xc_comm_t comm, int ndim, const size_t *global_shape, int mesh_ndim,
+                           const int *mesh_shape, const xc_placement_t *placements, xc_layout_t *out);
+typedef enum xc_order {
+  XC_ORDER_ROW_MAJOR = 0,
+  XC_ORDER_COL_MAJOR = 1,
+  XC_ORDER_FORCE_32BIT = 0x7FFFFFFF
+} xc_order_t;
+xc_result_t xc_layout_block_cyclic(xc_comm_t comm, size_t rows, size_t cols, size_t mb, size_t nb, int nprow,
+                                   int npcol, int rsrc, int csrc, xc_order_t grid_order, xc_order_t storage,
+                                   xc_layout_t *out);
+xc_result_t xc_layout_local_count(xc_layout_t layout, size_t *count);
+xc_result_t xc_layout_free(xc_layout_t layout);
+typedef struct xc_redist_config {
+  size_t size;
+  uint32_t version;
+  uint32_t flags;
+} xc_redist_config_t;
+xc_result_t xc_redist_config_init(xc_redist_config_t *cfg, size_t size);
+xc_result_t xc_redistribute_plan(xc_layout_t src, xc_layout_t dst, xc_dtype_t dtype, const xc_redist_config_t *config,
+                                 xc_plan_t *plan);
+xc_result_t xc_redistribute(xc_plan_t plan, const void *sendbuf, void *recvbuf);
+xc_result_t xc_iredistribute(xc_plan_t plan, const void *sendbuf, void *recvbuf, xc_request_t *req);
+typedef struct xc_plan_info {
+  size_t size;
+  uint32_t version;
+  uint32_t step_kinds;
+  uint64_t bytes_sent;
+  uint64_t bytes_received;
+  uint64_t bytes_copied;
+  uint64_t lower_bound_bytes;
+  uint64_t messages_sent;
+  uint64_t messages_received;
+  uint32_t collective_steps;
+  uint32_t p2p_steps;
+} xc_plan_info_t;
+xc_result_t xc_plan_info(xc_plan_t plan, xc_plan_info_t *info);
+xc_result_t xc_plan_relabel(xc_plan_t plan, int *perm, uint64_t *bytes_saved);
+xc_result_t xc_plan_free(xc_plan_t plan);
 """
+
 
 # The header's #define constants the binding uses (checked against the header
 # by the same test). XC_IN_PLACE is ((const void *)1): its integer value.
@@ -237,4 +292,16 @@ DEFINES = {
     "XC_TAG_MAX": 0x7FFFFFFF,
     "XC_IN_PLACE": 1,
     "XC_BIND_COLLECTIVES": -1,
+    "XC_LAYOUT_MAX_DIMS": 8,
+    "XC_REDIST_TAG": 0x7FFF5EDD,
+    "XC_REDIST_CONFIG_VERSION": 1,
+    "XC_REDIST_P2P_ONLY": 1,
+    "XC_REDIST_STEP_COPY": 1,
+    "XC_REDIST_STEP_P2P": 2,
+    "XC_REDIST_STEP_ALLGATHER": 4,
+    "XC_REDIST_STEP_ALLTOALL": 8,
+    "XC_REDIST_STEP_REDUCE_SCATTER": 16,
+    "XC_REDIST_STEP_ALLREDUCE": 32,
+    "XC_REDIST_STEP_FILL": 64,
+    "XC_PLAN_INFO_VERSION": 1,
 }

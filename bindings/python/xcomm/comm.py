@@ -13,6 +13,7 @@ from .device import DeviceMemory, RegisteredBuffer
 from .errors import Error, check, error_for, strerror
 from .memory import Memory
 from .p2p import PointToPoint
+from .redist import Redistribution
 from .stream import BIND_COLLECTIVES, Stream
 
 UNDEFINED = DEFINES["XC_UNDEFINED"]
@@ -34,7 +35,7 @@ class UniqueId(bytes):
         return "xcomm.UniqueId(%s...)" % self[:8].hex()
 
 
-class Comm(PointToPoint, Collectives):
+class Comm(PointToPoint, Collectives, Redistribution):
     """A communicator. Made by xcomm.init(), xcomm.init_rank(), split(),
     split_groups() and dup(); released with free() (collective), or by using
     it as a context manager. It is not freed by the garbage collector, since

@@ -23,8 +23,8 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", "..", ".."))
 HEADER = os.environ.get("XCOMM_HEADER", os.path.join(ROOT, "include", "xcomm.h"))
 PACKAGE = os.path.join(ROOT, "bindings", "python", "xcomm")
 # Macros with no integer value: the include guard, and the initializer the
-# binding replaces with xc_config_init().
-NOT_CONSTANTS = {"XCOMM_H", "XC_CONFIG_INIT"}
+# binding replaces with xc_config_init() and xc_redist_config_init().
+NOT_CONSTANTS = {"XCOMM_H", "XC_CONFIG_INIT", "XC_REDIST_CONFIG_INIT"}
 PRELUDE = ("typedef unsigned long size_t; typedef unsigned int uint32_t; typedef int int32_t; "
            "typedef unsigned long long uint64_t;\n")
 
@@ -190,7 +190,9 @@ def test_python_enums_cover_the_header(header):
     names = set(re.findall(r"\b(XC_\w+)\s*=", header[0]))
     python = {"XC_" + prefix + m.name for cls, prefix in [(xcomm.Result, ""), (xcomm.DType, ""), (xcomm.Op, ""),
                                                           (xcomm.ThreadMode, "THREAD_"),
-                                                          (xcomm.DebugLevel, "DEBUG_")] for m in cls}
+                                                          (xcomm.DebugLevel, "DEBUG_"),
+                                                          (xcomm.PlacementKind, "PLACEMENT_"),
+                                                          (xcomm.Order, "ORDER_")] for m in cls}
     wanted = {n for n in names if not n.endswith("FORCE_32BIT")}
     assert wanted == python
 

@@ -67,6 +67,8 @@ pub type xc_dtype_t = c_int;
 pub type xc_op_t = c_int;
 pub type xc_thread_mode_t = c_int;
 pub type xc_debug_level_t = c_int;
+pub type xc_placement_kind_t = c_int;
+pub type xc_order_t = c_int;
 
 constants! {
     "define": c_int {
@@ -88,6 +90,22 @@ constants! {
         XC_TAG_MAX = 0x7FFFFFFF,
         /// `xc_stream_bind` target: the communicator's collectives (else a peer rank).
         XC_BIND_COLLECTIVES = -1,
+        /// Most dimensions of a redistributed array.
+        XC_LAYOUT_MAX_DIMS = 8,
+        /// The tag of a plan's point-to-point messages on the layouts' communicator.
+        XC_REDIST_TAG = 0x7FFF5EDD,
+        XC_REDIST_CONFIG_VERSION = 1,
+        /// `xc_redist_config_t::flags`: never use collectives.
+        XC_REDIST_P2P_ONLY = 1,
+        /// `xc_plan_info_t::step_kinds` bits.
+        XC_REDIST_STEP_COPY = 1,
+        XC_REDIST_STEP_P2P = 2,
+        XC_REDIST_STEP_ALLGATHER = 4,
+        XC_REDIST_STEP_ALLTOALL = 8,
+        XC_REDIST_STEP_REDUCE_SCATTER = 16,
+        XC_REDIST_STEP_ALLREDUCE = 32,
+        XC_REDIST_STEP_FILL = 64,
+        XC_PLAN_INFO_VERSION = 1,
     }
     "xc_result": xc_result_t {
         XC_SUCCESS = 0,
@@ -150,6 +168,17 @@ constants! {
         XC_DEBUG_TRACE = 4,
         XC_DEBUG_LEVEL_FORCE_32BIT = 0x7FFFFFFF,
     }
+    "xc_placement_kind": xc_placement_kind_t {
+        XC_PLACEMENT_REPLICATE = 0,
+        XC_PLACEMENT_SHARD = 1,
+        XC_PLACEMENT_PARTIAL = 2,
+        XC_PLACEMENT_KIND_FORCE_32BIT = 0x7FFFFFFF,
+    }
+    "xc_order": xc_order_t {
+        XC_ORDER_ROW_MAJOR = 0,
+        XC_ORDER_COL_MAJOR = 1,
+        XC_ORDER_FORCE_32BIT = 0x7FFFFFFF,
+    }
 }
 
 /// `XC_IN_PLACE`: pass as `sendbuf` (as `recvbuf` at the root of a scatter).
@@ -186,6 +215,22 @@ pub type xc_request_t = *mut xc_request_s;
 pub type xc_stream_t = *mut xc_stream_s;
 /// A registered device buffer.
 pub type xc_buffer_t = *mut xc_buffer_s;
+/// The struct behind [`xc_layout_t`]; never built or read from Rust.
+#[repr(C)]
+pub struct xc_layout_s {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+/// The struct behind [`xc_plan_t`]; never built or read from Rust.
+#[repr(C)]
+pub struct xc_plan_s {
+    _opaque: [u8; 0],
+    _not_send_sync_unpin: core::marker::PhantomData<(*mut u8, core::marker::PhantomPinned)>,
+}
+/// How a global array lies over a communicator's ranks.
+pub type xc_layout_t = *mut xc_layout_s;
+/// A redistribution plan.
+pub type xc_plan_t = *mut xc_plan_s;
 
 // ---- structs --------------------------------------------------------------
 /// Options of a communicator. Start from [`xc_config_init`]; zero means
@@ -231,6 +276,48 @@ pub struct xc_status_t {
     pub reserved: c_int,
     /// Bytes of the message (also when truncated).
     pub bytes: usize,
+}
+
+/// One placement of a mesh dimension (DTensor's Replicate, Shard, Partial).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct xc_placement_t {
+    /// An `xc_placement_kind_t`.
+    pub kind: i32,
+    /// Array dimension, for a shard.
+    pub dim: i32,
+    /// An `xc_op_t`, for a partial.
+    pub op: i32,
+    pub reserved: i32,
+}
+
+/// Options of a redistribution plan; start from [`xc_redist_config_init`].
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct xc_redist_config_t {
+    pub size: usize,
+    pub version: u32,
+    /// `XC_REDIST_*` flags.
+    pub flags: u32,
+}
+
+/// What one run of a plan moves for this rank (`xc_plan_info`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct xc_plan_info_t {
+    /// Set by the caller: `size_of::<xc_plan_info_t>()`.
+    pub size: usize,
+    pub version: u32,
+    /// `XC_REDIST_STEP_*` bits.
+    pub step_kinds: u32,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub bytes_copied: u64,
+    pub lower_bound_bytes: u64,
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    pub collective_steps: u32,
+    pub p2p_steps: u32,
 }
 
 // ---- functions ------------------------------------------------------------
@@ -411,4 +498,32 @@ functions! {
     pub fn xc_buffer_register(comm: xc_comm_t, ptr: *mut c_void, bytes: usize, out: *mut xc_buffer_t) -> xc_result_t;
     /// Release a registration (not the memory). NULL is a no-op.
     pub fn xc_buffer_deregister(buf: xc_buffer_t) -> xc_result_t;
+    /// General layout: boxes (offsets, extents per dimension) with owners.
+    pub fn xc_layout_boxes(comm: xc_comm_t, ndim: c_int, global_shape: *const usize, nboxes: usize,
+                           offsets: *const usize, extents: *const usize, owners: *const c_int,
+                           out: *mut xc_layout_t) -> xc_result_t;
+    /// DTensor-style layout: a mesh over the ranks, one placement per mesh dimension.
+    pub fn xc_layout_mesh(comm: xc_comm_t, ndim: c_int, global_shape: *const usize, mesh_ndim: c_int,
+                          mesh_shape: *const c_int, placements: *const xc_placement_t,
+                          out: *mut xc_layout_t) -> xc_result_t;
+    /// ScaLAPACK 2-D block-cyclic layout.
+    pub fn xc_layout_block_cyclic(comm: xc_comm_t, rows: usize, cols: usize, mb: usize, nb: usize, nprow: c_int,
+                                  npcol: c_int, rsrc: c_int, csrc: c_int, grid_order: xc_order_t,
+                                  storage: xc_order_t, out: *mut xc_layout_t) -> xc_result_t;
+    /// Elements of this rank's local buffer under the layout.
+    pub fn xc_layout_local_count(layout: xc_layout_t, count: *mut usize) -> xc_result_t;
+    pub fn xc_layout_free(layout: xc_layout_t) -> xc_result_t;
+    pub fn xc_redist_config_init(cfg: *mut xc_redist_config_t, size: usize) -> xc_result_t;
+    /// Collective: plan the move from src to dst.
+    pub fn xc_redistribute_plan(src: xc_layout_t, dst: xc_layout_t, dtype: xc_dtype_t,
+                                config: *const xc_redist_config_t, plan: *mut xc_plan_t) -> xc_result_t;
+    /// Collective: run a plan.
+    pub fn xc_redistribute(plan: xc_plan_t, sendbuf: *const c_void, recvbuf: *mut c_void) -> xc_result_t;
+    pub fn xc_iredistribute(plan: xc_plan_t, sendbuf: *const c_void, recvbuf: *mut c_void,
+                            req: *mut xc_request_t) -> xc_result_t;
+    pub fn xc_plan_info(plan: xc_plan_t, info: *mut xc_plan_info_t) -> xc_result_t;
+    /// COSTA's relabelling: perm (size entries) and the bytes it would save.
+    pub fn xc_plan_relabel(plan: xc_plan_t, perm: *mut c_int, bytes_saved: *mut u64) -> xc_result_t;
+    /// Collective: free a plan and its sub-communicators.
+    pub fn xc_plan_free(plan: xc_plan_t) -> xc_result_t;
 }

@@ -435,7 +435,7 @@ macro_rules! rust_offsets {
 #[test]
 fn structs_have_the_c_layout() {
     let h = parse_header();
-    let cases: [(&str, usize, usize, BTreeMap<String, usize>); 3] = [
+    let cases: [(&str, usize, usize, BTreeMap<String, usize>); 6] = [
         (
             "xc_config_t",
             size_of::<xc_config_t>(),
@@ -453,6 +453,25 @@ fn structs_have_the_c_layout() {
             size_of::<xc_unique_id_t>(),
             align_of::<xc_unique_id_t>(),
             rust_offsets!(xc_unique_id_t: internal),
+        ),
+        (
+            "xc_placement_t",
+            size_of::<xc_placement_t>(),
+            align_of::<xc_placement_t>(),
+            rust_offsets!(xc_placement_t: kind, dim, op, reserved),
+        ),
+        (
+            "xc_redist_config_t",
+            size_of::<xc_redist_config_t>(),
+            align_of::<xc_redist_config_t>(),
+            rust_offsets!(xc_redist_config_t: size, version, flags),
+        ),
+        (
+            "xc_plan_info_t",
+            size_of::<xc_plan_info_t>(),
+            align_of::<xc_plan_info_t>(),
+            rust_offsets!(xc_plan_info_t: size, version, step_kinds, bytes_sent, bytes_received, bytes_copied,
+                          lower_bound_bytes, messages_sent, messages_received, collective_steps, p2p_steps),
         ),
     ];
     assert_eq!(

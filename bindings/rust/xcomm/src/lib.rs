@@ -70,7 +70,14 @@
 //! [`Stream::synchronize`], `xc_stream_bind` [`Comm::bind_stream`],
 //! `xc_mem_alloc_device` [`Comm::mem_alloc_device`], `xc_buffer_register`
 //! [`Comm::register_buffer`]/[`Comm::register_raw`], `xc_buffer_deregister`
-//! `Drop`/[`Registration::deregister`].
+//! `Drop`/[`Registration::deregister`]; `xc_layout_mesh`
+//! [`Comm::layout_mesh`], `xc_layout_boxes` [`Comm::layout_boxes`],
+//! `xc_layout_block_cyclic` [`Comm::layout_block_cyclic`],
+//! `xc_layout_local_count` [`Layout::local_count`], `xc_layout_free` `Drop`,
+//! `xc_redist_config_init` and `xc_redistribute_plan`
+//! [`Comm::redistribute_plan`], `xc_redistribute` [`Plan::run`],
+//! `xc_iredistribute` [`Plan::start`], `xc_plan_info` [`Plan::info`],
+//! `xc_plan_relabel` [`Plan::relabel`], `xc_plan_free` `Drop`/[`Plan::free`].
 
 pub use xcomm_sys as sys;
 
@@ -83,6 +90,7 @@ mod dtype;
 mod error;
 mod group;
 mod mem;
+mod redist;
 mod request;
 
 pub use comm::{init, init_with, Comm, Source, Status, Tag, UniqueId, TAG_MAX, UNDEFINED};
@@ -92,6 +100,7 @@ pub use dtype::{dtype_size, Dtype, Op, BF16, F16};
 pub use error::{code_name, description, Error, Result};
 pub use group::{group, Group};
 pub use mem::Memory;
+pub use redist::{BlockCyclic, Layout, Placement, Plan, PlanInfo};
 pub use request::{scope, wait_all, Request, Scope};
 
 /// The library's version at run time (`xc_get_version`).
