@@ -563,7 +563,19 @@ xc_result_t xc_mem_free(xc_comm_t comm, void *ptr);
    and return a request that completes when the op has completed. Inside a
    group, device collectives are enqueued when called, and the device
    point-to-point ops at xc_group_end, as one batch per stream whose sends
-   and receives progress together. Host-memory ops keep their semantics. */
+   and receives progress together. Host-memory ops keep their semantics.
+
+   On one host, allreduce, reduce_scatter and allgather of device memory on
+   2 to 8 ranks (up to 10 MiB; allreduce and reduce_scatter in float32,
+   float16 and bfloat16 with XC_SUM, XC_MIN, XC_MAX or XC_AVG) run as one
+   copy and one kernel on the stream, with no host step
+   (docs/device-kernels.md; XC_ALGO=dev_generic turns this off). Such an op
+   may be captured into a CUDA graph and replayed, once the communicator has
+   run one such op outside capture (its first sets the kernels up on the
+   host); any other device op on a capturing stream is XC_ERR_UNSUPPORTED.
+   A buffer registered with xc_buffer_register is read in place by the
+   peers' kernels once they have mapped it (from the op after its first);
+   others are copied into the communicator's workspace. */
 
 #define XC_BIND_COLLECTIVES (-1) /* xc_stream_bind target: the communicator's collectives */
 
