@@ -186,7 +186,9 @@ Status CustomComm::set_up(int tag, JobEnv &env) {
 }
 
 CustomComm::~CustomComm() {
-  std::thread([dev = dev_, mapped = std::move(mapped_), mine = mine_, flags = flags_]() mutable {
+  std::thread([dev = dev_, registry = std::move(registry_), mapped = std::move(mapped_), mine = mine_,
+               flags = flags_]() mutable {
+    registry.reset();  // its table is pinned memory: freeing it may wait for the device too
     for (void *p : mapped) (void)dev->ipc_close(p);
     if (mine) (void)dev->free(mine);
     if (flags.host) dev->flags_free(&flags);
