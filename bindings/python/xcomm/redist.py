@@ -238,7 +238,11 @@ class Plan:
         buf = input_buffer(local, "local")
         if buf.is_device:
             from .errors import UnsupportedError
-            raise UnsupportedError(lib.XC_ERR_UNSUPPORTED, "redistribution takes host memory only in this version")
+            # The C API runs plans on device memory (stream-ordered); this
+            # binding's results are host arrays, so it takes host arrays only.
+            raise UnsupportedError(lib.XC_ERR_UNSUPPORTED,
+                                   "the Python binding redistributes host arrays only in this version "
+                                   "(the C API takes device memory)")
         if buf.dtype != self.dtype:
             raise TypeError("local has dtype %s but the plan was made for %s" % (DType(buf.dtype).name.lower(),
                                                                                DType(self.dtype).name.lower()))
