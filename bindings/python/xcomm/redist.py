@@ -12,8 +12,9 @@ Placements are strings, one per mesh dimension: "R" (replicate), "S<d>"
 "Pprod", "Pavg", "Pband", "Pbor", "Pbxor"). from_dtensor() turns PyTorch
 DTensor placements (Replicate(), Shard(d), Partial("sum"), ...) into these
 strings; it reads them by class name, so torch need not be installed.
-Mesh ranks are the communicator's in row-major order. Host memory only
-(NumPy arrays and CPU tensors); a device array raises UnsupportedError.
+Mesh ranks are the communicator's in row-major order. Host memory only in
+this binding (NumPy arrays and CPU tensors; the C API also takes device
+memory); a device array raises UnsupportedError.
 """
 
 import enum
