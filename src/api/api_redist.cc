@@ -204,8 +204,8 @@ Status check_run(const xc_plan_s *p, const void *sendbuf, void *recvbuf, bool *d
   if (!why.ok())
     return Error(XC_ERR_UNSUPPORTED,
                  "sendbuf is %s memory and recvbuf %s memory: a plan runs on two host buffers or two device buffers",
-                 *device && xc::gpu::pointer_is_device(sendbuf) ? "device" : "host",
-                 *device && xc::gpu::pointer_is_device(recvbuf) ? "device" : "host");
+                 xc::gpu::pointer_is_device(sendbuf) ? "device" : "host",
+                 xc::gpu::pointer_is_device(recvbuf) ? "device" : "host");
   if (xc::api::in_group())
     return Error(XC_ERR_INVALID_USAGE, "a plan cannot run inside xc_group_start/xc_group_end (it waits for its messages)");
   return Status::Ok();
@@ -408,7 +408,8 @@ XC_EXPORT xc_result_t xc_redistribute(xc_plan_t plan, const void *sendbuf, void 
                     Error(XC_ERR_INVALID_USAGE,
                           "the plan is already running (xc_iredistribute, or a run on device memory not yet done)"));
     // Stream-ordered: returns once enqueued; its errors come from the stream.
-    if (device) return finish("xc_redistribute", enqueue_staged("xc_redistribute", plan->state, sendbuf, recvbuf, nullptr));
+    if (device)
+      return finish("xc_redistribute", enqueue_staged("xc_redistribute", plan->state, sendbuf, recvbuf, nullptr));
     st = run(s, sendbuf, recvbuf);
     s.busy = false;
     return finish("xc_redistribute", st);
@@ -488,8 +489,9 @@ XC_EXPORT xc_result_t xc_plan_free(xc_plan_t plan) {
     if (!plan) return xc::api::ok();
     Status st = check_plan(plan);
     if (st.ok() && plan->state->busy.load())
-      st = Error(XC_ERR_INVALID_USAGE, "the plan is still running (wait for its xc_iredistribute request, or synchronize the stream of a run on "
-                 "device memory, first)");
+      st = Error(XC_ERR_INVALID_USAGE,
+                 "the plan is still running (wait for its xc_iredistribute request, or synchronize the stream of a "
+                 "run on device memory, first)");
     if (!st.ok()) return finish("xc_plan_free", st);
     std::vector<xc_comm_t> sub;
     sub.swap(plan->state->sub);
