@@ -649,9 +649,14 @@ xc_result_t xc_buffer_deregister(xc_buffer_t buf);
    several plans and threads at once. Free with xc_layout_free (NULL is a
    no-op).
 
-   Host memory only in this version: a device buffer passed to
-   xc_redistribute or xc_iredistribute is XC_ERR_UNSUPPORTED (the local
-   strided copies would need device kernels the API layer does not have). */
+   Device memory: sendbuf and recvbuf both device memory (one of each is
+   XC_ERR_UNSUPPORTED) makes a run stream-ordered like every device op: it
+   is enqueued on the stream bound to the communicator's collectives
+   (xc_stream_bind with XC_BIND_COLLECTIVES, else the default stream), after
+   the application's earlier work there and before its later work. It is
+   staged through host memory the plan keeps: the local src bytes are
+   copied to the host, the plan runs there as it does on host memory, and
+   the result is copied back (a device-native executor is future work). */
 typedef struct xc_layout_s *xc_layout_t;
 typedef struct xc_plan_s *xc_plan_t;
 
@@ -751,12 +756,18 @@ xc_result_t xc_redistribute_plan(xc_layout_t src, xc_layout_t dst, xc_dtype_t dt
                                  xc_plan_t *plan);
 /* Run the plan: sendbuf holds this rank's local buffer under src,
    recvbuf receives it under dst (disjoint; either may be NULL when it
-   holds 0 elements). Collective over the communicator. Host memory only
-   (see above). */
+   holds 0 elements). Collective over the communicator. On host memory it
+   returns when done. On device memory (see above) it returns once the run
+   is enqueued on the collectives' stream; its errors come from
+   xc_stream_synchronize on that stream and xc_comm_get_async_error, and
+   the plan counts as running (a second run or xc_plan_free is
+   XC_ERR_INVALID_USAGE) until the stream has done it. */
 xc_result_t xc_redistribute(xc_plan_t plan, const void *sendbuf, void *recvbuf);
-/* Start the plan and return at once; it runs on a thread of its own (the
-   communicator must be XC_THREAD_MULTIPLE) and *req completes with
-   xc_wait/xc_test. The buffers and the plan stay untouched until then. */
+/* Start the plan and return at once; on host memory it runs on a thread of
+   its own, on device memory on the collectives' stream as xc_redistribute
+   does (either way the communicator must be XC_THREAD_MULTIPLE), and *req
+   completes with xc_wait/xc_test when the run is done. The buffers and the
+   plan stay untouched until then. */
 xc_result_t xc_iredistribute(xc_plan_t plan, const void *sendbuf, void *recvbuf, xc_request_t *req);
 
 /* Kinds of step in xc_plan_info_t.step_kinds (bits). */

@@ -1,7 +1,9 @@
 // Redistribution entry points: layouts (local), plans (collective: the
 // ranks agree on the layouts and make the sub-communicators the plan's
 // collectives run on), and running a plan over xcomm's own point-to-point
-// and collectives (redist/execute.h's Transport).
+// and collectives (redist/execute.h's Transport). Device memory: the run
+// is a job on the communicator's collectives stream that stages the local
+// bytes through host memory the plan keeps (docs/redistribution.md).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include "api/api_support.h"
 #include "api/group.h"
 #include "base/dtype.h"
+#include "gpu/device.h"
 #include "redist/execute.h"
 #include "redist/planner.h"
 #include "runtime/device_ops.h"
@@ -39,6 +42,11 @@ struct PlanState {
   rd::Plan plan;
   rd::Buffers bufs;
   std::vector<xc_comm_t> sub;  // per mesh dimension; NULL where unused
+  // Host copies of the local src and dst bytes for runs on device memory,
+  // sized by the first such run and kept for the next.
+  rd::Staging host_src, host_dst;
+  // A run in progress (one at a time): set by the call that starts it,
+  // cleared when it ends (on the stream's thread for device memory).
   std::atomic<bool> busy{false};
 };
 
@@ -180,7 +188,8 @@ void free_subs(std::vector<xc_comm_t> &sub) {
   }
 }
 
-Status check_run(const xc_plan_s *p, const void *sendbuf, void *recvbuf) {
+// *device: both buffers are device memory (a mix is refused).
+Status check_run(const xc_plan_s *p, const void *sendbuf, void *recvbuf, bool *device) {
   XC_TRY(check_plan(p));
   const PlanState &s = *p->state;
   XC_TRY(xc::check_usable(s.comm));
@@ -191,8 +200,12 @@ Status check_run(const xc_plan_s *p, const void *sendbuf, void *recvbuf) {
   if (in && out && a < b + out && b < a + in) return Error(XC_ERR_INVALID_ARGUMENT, "sendbuf and recvbuf overlap");
   const void *bufs[2] = {sendbuf, recvbuf};
   Status why;
-  if (xc::any_device(bufs, 2, &why) || !why.ok())
-    return Error(XC_ERR_UNSUPPORTED, "redistribution takes host memory only in this version (a buffer is device memory)");
+  *device = xc::any_device(bufs, 2, &why);
+  if (!why.ok())
+    return Error(XC_ERR_UNSUPPORTED,
+                 "sendbuf is %s memory and recvbuf %s memory: a plan runs on two host buffers or two device buffers",
+                 xc::gpu::pointer_is_device(sendbuf) ? "device" : "host",
+                 xc::gpu::pointer_is_device(recvbuf) ? "device" : "host");
   if (xc::api::in_group())
     return Error(XC_ERR_INVALID_USAGE, "a plan cannot run inside xc_group_start/xc_group_end (it waits for its messages)");
   return Status::Ok();
@@ -201,6 +214,44 @@ Status check_run(const xc_plan_s *p, const void *sendbuf, void *recvbuf) {
 Status run(PlanState &s, const void *sendbuf, void *recvbuf) {
   CommTransport t(s.comm, s.sub, s.plan.dtype);
   return rd::run_plan(s.plan, s.bufs, sendbuf, recvbuf, t);
+}
+
+// A run on device memory, on the stream's thread: the local bytes to host
+// memory, the host run, the result back to the device.
+Status run_staged(PlanState &s, const void *sendbuf, void *recvbuf, xc::device::JobEnv &env) {
+  size_t in = s.plan.src_count * s.plan.esize, out = s.plan.dst_count * s.plan.esize;
+  s.host_src.resize(in);
+  s.host_dst.resize(out);
+  if (in) {
+    XC_TRY(env.dev()->copy_async(s.host_src.data(), sendbuf, in, env.work()));
+    XC_TRY(env.finish_work());
+  }
+  XC_TRY(run(s, s.host_src.data(), s.host_dst.data()));
+  if (out) {
+    XC_TRY(env.dev()->copy_async(recvbuf, s.host_dst.data(), out, env.work()));
+    XC_TRY(env.finish_work());
+  }
+  return Status::Ok();
+}
+
+// Enqueue a run on device memory (s->busy already set; cleared when the job
+// ends, or now if it cannot be enqueued). outcome may be null.
+Status enqueue_staged(const char *fn, const std::shared_ptr<PlanState> &s, const void *sendbuf, void *recvbuf,
+                      std::shared_ptr<xc::device::OpOutcome> outcome) {
+  auto started = std::make_shared<bool>(false);  // touched on the stream's thread only
+  auto job = [s, sendbuf, recvbuf, started](xc::device::JobEnv &env) {
+    *started = true;
+    Status st = run_staged(*s, sendbuf, recvbuf, env);
+    s->busy = false;
+    return st;
+  };
+  // The job never ran (its inputs never became ready): the plan is free again.
+  auto failed = [s, started](const Status &) {
+    if (!*started) s->busy = false;
+  };
+  Status st = xc::device_host_job(s->comm, fn, job, std::move(outcome), failed);
+  if (!st.ok()) s->busy = false;
+  return st;
 }
 
 }  // namespace
@@ -348,11 +399,17 @@ XC_EXPORT xc_result_t xc_redistribute_plan(xc_layout_t src, xc_layout_t dst, xc_
 
 XC_EXPORT xc_result_t xc_redistribute(xc_plan_t plan, const void *sendbuf, void *recvbuf) {
   XC_API_GUARD("xc_redistribute", {
-    Status st = check_run(plan, sendbuf, recvbuf);
+    bool device = false;
+    Status st = check_run(plan, sendbuf, recvbuf, &device);
     if (!st.ok()) return finish("xc_redistribute", st);
     PlanState &s = *plan->state;
     if (s.busy.exchange(true))
-      return finish("xc_redistribute", Error(XC_ERR_INVALID_USAGE, "the plan is already running (xc_iredistribute)"));
+      return finish("xc_redistribute",
+                    Error(XC_ERR_INVALID_USAGE,
+                          "the plan is already running (xc_iredistribute, or a run on device memory not yet done)"));
+    // Stream-ordered: returns once enqueued; its errors come from the stream.
+    if (device)
+      return finish("xc_redistribute", enqueue_staged("xc_redistribute", plan->state, sendbuf, recvbuf, nullptr));
     st = run(s, sendbuf, recvbuf);
     s.busy = false;
     return finish("xc_redistribute", st);
@@ -361,13 +418,20 @@ XC_EXPORT xc_result_t xc_redistribute(xc_plan_t plan, const void *sendbuf, void 
 
 XC_EXPORT xc_result_t xc_iredistribute(xc_plan_t plan, const void *sendbuf, void *recvbuf, xc_request_t *req) {
   XC_API_GUARD("xc_iredistribute", {
-    Status st = check_run(plan, sendbuf, recvbuf);
+    bool device = false;
+    Status st = check_run(plan, sendbuf, recvbuf, &device);
     if (st.ok() && !req) st = Error(XC_ERR_INVALID_ARGUMENT, "req is NULL");
     if (!st.ok()) return finish("xc_iredistribute", st);
     std::shared_ptr<PlanState> s = plan->state;
     if (s->busy.exchange(true))
       return finish("xc_iredistribute", Error(XC_ERR_INVALID_USAGE, "the plan is already running"));
     auto outcome = std::make_shared<xc::device::OpOutcome>();
+    if (device) {
+      st = enqueue_staged("xc_iredistribute", s, sendbuf, recvbuf, outcome);
+      if (!st.ok()) return finish("xc_iredistribute", st);
+      *req = xc::api::device_request("xc_iredistribute", s->comm, XC_ANY_SOURCE, outcome);
+      return xc::api::ok();
+    }
     *req = xc::api::device_request("xc_iredistribute", s->comm, XC_ANY_SOURCE, outcome);
     // A thread of its own: the steps block in xcomm's calls, which other
     // threads may make at the same time (XC_THREAD_MULTIPLE).
@@ -425,7 +489,9 @@ XC_EXPORT xc_result_t xc_plan_free(xc_plan_t plan) {
     if (!plan) return xc::api::ok();
     Status st = check_plan(plan);
     if (st.ok() && plan->state->busy.load())
-      st = Error(XC_ERR_INVALID_USAGE, "the plan is still running (wait for its xc_iredistribute request first)");
+      st = Error(XC_ERR_INVALID_USAGE,
+                 "the plan is still running (wait for its xc_iredistribute request, or synchronize the stream of a "
+                 "run on device memory, first)");
     if (!st.ok()) return finish("xc_plan_free", st);
     std::vector<xc_comm_t> sub;
     sub.swap(plan->state->sub);

@@ -290,6 +290,25 @@ Status device_collective(xc_comm_s *comm, CollDesc &&desc, std::shared_ptr<devic
   return s->enqueue(std::move(job));
 }
 
+Status device_host_job(xc_comm_s *comm, const char *what, std::function<Status(device::JobEnv &)> run,
+                       std::shared_ptr<device::OpOutcome> outcome, std::function<void(const Status &)> failed) {
+  Status why;
+  gpu::Device *dev = device_for(comm, &why);
+  if (!dev) return why;
+  std::shared_ptr<device::DeviceStream> s;
+  {
+    std::lock_guard<std::mutex> g(comm->device_mu);
+    XC_TRY(stream_for_locked(comm, dev, XC_BIND_COLLECTIVES, &s));
+  }
+  device::Job job;
+  job.what = what;
+  job.timeout_ms = comm->timeout_ms;
+  job.outcome = std::move(outcome);
+  job.failed = std::move(failed);
+  job.run = recording(comm->device_error, std::move(run));
+  return s->enqueue(std::move(job));
+}
+
 void device_ops_finish(xc_comm_s *comm) {
   std::vector<std::shared_ptr<device::DeviceStream>> streams;
   {

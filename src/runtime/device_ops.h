@@ -4,6 +4,7 @@
 // xc_stream_t.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -41,6 +42,16 @@ Status device_p2p(xc_comm_s *comm, std::vector<device::P2pOp> ops, const char *w
 // Enqueue a collective on the stream bound to the collectives.
 Status device_collective(xc_comm_s *comm, CollDesc &&desc, std::shared_ptr<device::OpOutcome> outcome,
                          const char *what);
+
+// Enqueue a job that works on the host (it may call xcomm's host ops on comm
+// and move device memory with env's copies) on the stream bound to the
+// collectives, else the default one, like device_collective; its failure is
+// recorded for xc_comm_get_async_error. failed (may be null) runs on the
+// stream's thread when the job failed, also when run never ran (its inputs
+// never became ready).
+Status device_host_job(xc_comm_s *comm, const char *what, std::function<Status(device::JobEnv &)> run,
+                       std::shared_ptr<device::OpOutcome> outcome,
+                       std::function<void(const Status &)> failed = nullptr);
 
 // xc_comm_free: wait (bounded) for the device ops comm enqueued, drop its streams.
 void device_ops_finish(xc_comm_s *comm);

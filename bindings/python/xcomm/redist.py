@@ -12,8 +12,9 @@ Placements are strings, one per mesh dimension: "R" (replicate), "S<d>"
 "Pprod", "Pavg", "Pband", "Pbor", "Pbxor"). from_dtensor() turns PyTorch
 DTensor placements (Replicate(), Shard(d), Partial("sum"), ...) into these
 strings; it reads them by class name, so torch need not be installed.
-Mesh ranks are the communicator's in row-major order. Host memory only
-(NumPy arrays and CPU tensors); a device array raises UnsupportedError.
+Mesh ranks are the communicator's in row-major order. Host memory only in
+this binding (NumPy arrays and CPU tensors; the C API also takes device
+memory); a device array raises UnsupportedError.
 """
 
 import enum
@@ -238,7 +239,11 @@ class Plan:
         buf = input_buffer(local, "local")
         if buf.is_device:
             from .errors import UnsupportedError
-            raise UnsupportedError(lib.XC_ERR_UNSUPPORTED, "redistribution takes host memory only in this version")
+            # The C API runs plans on device memory (stream-ordered); this
+            # binding's results are host arrays, so it takes host arrays only.
+            raise UnsupportedError(lib.XC_ERR_UNSUPPORTED,
+                                   "the Python binding redistributes host arrays only in this version "
+                                   "(the C API takes device memory)")
         if buf.dtype != self.dtype:
             raise TypeError("local has dtype %s but the plan was made for %s" % (DType(buf.dtype).name.lower(),
                                                                                DType(self.dtype).name.lower()))

@@ -1,7 +1,8 @@
 //! Redistribution of sharded arrays: [`Layout`]s of a global array over a
 //! communicator's ranks and [`Plan`]s that move an array from one layout to
 //! another with the least data (`xc_layout_*`, `xc_redistribute*`,
-//! `xc_plan_*`). Host memory only.
+//! `xc_plan_*`). Host memory only here (slices); the C functions also take
+//! device memory, stream-ordered (docs/redistribution.md).
 
 use std::marker::PhantomData;
 use std::ptr;
