@@ -12,9 +12,11 @@ Placements are strings, one per mesh dimension: "R" (replicate), "S<d>"
 "Pprod", "Pavg", "Pband", "Pbor", "Pbxor"). from_dtensor() turns PyTorch
 DTensor placements (Replicate(), Shard(d), Partial("sum"), ...) into these
 strings; it reads them by class name, so torch need not be installed.
-Mesh ranks are the communicator's in row-major order. Host memory only in
-this binding (NumPy arrays and CPU tensors; the C API also takes device
-memory); a device array raises UnsupportedError.
+Mesh ranks are the communicator's in row-major order. NumPy arrays and CPU
+tensors give host results; device arrays (xcomm.DeviceArray, CuPy, torch
+CUDA tensors, anything with __cuda_array_interface__ or DLPack on the
+device) give device results, the run enqueued on the communicator's
+collectives stream like every device op (synchronise it before reading).
 """
 
 import enum
@@ -23,7 +25,7 @@ import numpy as np
 
 from ._cdef import DEFINES
 from ._ffi import ffi, lib
-from .buffers import input_buffer, numpy_dtype
+from .buffers import input_buffer, is_device_object, numpy_dtype
 from .config import DType, Op
 from .errors import check
 from .request import Request
@@ -233,42 +235,63 @@ class Plan:
         return self._handle
 
     def _buffers(self, local, out):
+        """(input buffer, the output's address, what run returns, what the
+        library uses until the run completes)."""
+        if is_device_object(local):
+            return self._device_buffers(local, out)
         if self.src.local_order == "F" and isinstance(local, np.ndarray) and local.ndim == 2:
             # Column-major storage: its memory is the transpose's, C-ordered.
             local = np.asfortranarray(local).T
         buf = input_buffer(local, "local")
-        if buf.is_device:
-            from .errors import UnsupportedError
-            # The C API runs plans on device memory (stream-ordered); this
-            # binding's results are host arrays, so it takes host arrays only.
-            raise UnsupportedError(lib.XC_ERR_UNSUPPORTED,
-                                   "the Python binding redistributes host arrays only in this version "
-                                   "(the C API takes device memory)")
+        if buf.is_device:  # a device array the checks above did not recognise
+            raise TypeError("local is device memory of a kind this binding does not read")
+        self._check_input(buf)
+        array = out if out is not None else self.dst.empty(buf.array.dtype)
+        if array.size != self.dst.local_count or not (array.flags.c_contiguous or array.flags.f_contiguous):
+            raise ValueError("out must be a contiguous array of %d elements" % self.dst.local_count)
+        result = (buf.wrap(array) if array.flags.c_contiguous else array) if out is None else out
+        return buf, array.__array_interface__["data"][0], result, (buf, array)
+
+    def _device_buffers(self, local, out):
+        """Device memory (xcomm.DeviceArray, CuPy, torch CUDA, ...): the run
+        is enqueued on the communicator's collectives stream, like every
+        device op; read the result after synchronising it. A new result is a
+        device array of dst's local shape (C-ordered: for column-major
+        storage, the transpose's shape, the same memory)."""
+        buf = self.comm._input(local, "local")
+        self._check_input(buf)
+        shape = self.dst.local_shape if self.dst.local_order == "C" else tuple(reversed(self.dst.local_shape))
+        result = out if out is not None else buf.new_like(shape, self.comm)
+        o = self.comm._output(result, "out")
+        if o.count != self.dst.local_count:
+            raise ValueError("out holds %d elements but this rank holds %d under dst" % (o.count,
+                                                                                        self.dst.local_count))
+        return buf, o.address, result, (buf, o, result)
+
+    def _check_input(self, buf):
         if buf.dtype != self.dtype:
             raise TypeError("local has dtype %s but the plan was made for %s" % (DType(buf.dtype).name.lower(),
                                                                                DType(self.dtype).name.lower()))
         if buf.count != self.src.local_count:
             raise ValueError("local holds %d elements but this rank holds %d under src" % (buf.count,
                                                                                          self.src.local_count))
-        array = out if out is not None else self.dst.empty(buf.array.dtype)
-        if array.size != self.dst.local_count or not (array.flags.c_contiguous or array.flags.f_contiguous):
-            raise ValueError("out must be a contiguous array of %d elements" % self.dst.local_count)
-        return buf, array
 
     def run(self, local, out=None):
         """Move local (this rank's part under src) and return the part under
-        dst (a new array, or out), as a NumPy array or a torch tensor like local."""
-        buf, array = self._buffers(local, out)
+        dst (a new array, or out), as a NumPy array or a torch tensor like
+        local; device memory gives device memory, enqueued on the
+        communicator's collectives stream (synchronise it before reading)."""
+        buf, out_address, result, _ = self._buffers(local, out)
         check(lib.xc_redistribute(self.handle, ffi.cast("void *", buf.address) if buf.count else ffi.NULL,
-                                  ffi.cast("void *", array.__array_interface__["data"][0]) if array.size else ffi.NULL))
-        return (buf.wrap(array) if array.flags.c_contiguous else array) if out is None else out
+                                  ffi.cast("void *", out_address) if self.dst.local_count else ffi.NULL))
+        return result
 
     def start(self, local, out=None):
         """Non-blocking run: a Request whose .data is the result."""
-        buf, array = self._buffers(local, out)
-        req = Request(keep=(buf, array, self), data=buf.wrap(array) if out is None else out)
+        buf, out_address, result, keep = self._buffers(local, out)
+        req = Request(keep=keep + (self,), data=result)
         check(lib.xc_iredistribute(self.handle, ffi.cast("void *", buf.address) if buf.count else ffi.NULL,
-                                   ffi.cast("void *", array.__array_interface__["data"][0]) if array.size else ffi.NULL,
+                                   ffi.cast("void *", out_address) if self.dst.local_count else ffi.NULL,
                                    req._req))
         return req
 
@@ -314,7 +337,16 @@ class Redistribution:
         return Plan(self, src, dst, dtype, p2p_only)
 
     def redistribute(self, local, src, dst):
-        """local (this rank's part under src) moved to dst: the new local array."""
-        dtype = input_buffer(local, "local").array.dtype
+        """local (this rank's part under src) moved to dst: the new local
+        array. On device memory this waits for the run (it frees its plan);
+        a plan made with redistribute_plan runs stream-ordered."""
+        buf = self._input(local, "local") if is_device_object(local) else input_buffer(local, "local")
+        dtype = buf.np_dtype if buf.is_device else buf.array.dtype
         with Plan(self, src, dst, dtype) as plan:
-            return plan.run(local)
+            if not buf.is_device:
+                return plan.run(local)
+            # The plan is freed on the way out, which its device run must
+            # have finished by: wait for it (a plan kept for reuse need not).
+            req = plan.start(local)
+            req.wait()
+            return req.data

@@ -449,3 +449,32 @@ def test_non_contiguous_device_array_is_refused(comm):
 
     with pytest.raises(ValueError, match="C-contiguous"):
         comm.allreduce(Strided())
+
+
+def _chunk(n, k, i):
+    """torch.chunk's piece i of k over n elements: (start, stop)."""
+    c = -(-n // k)
+    lo = min(i * c, n)
+    return lo, min(lo + c, n)
+
+
+def test_redistribute_device_arrays(comm, rank, size):
+    """Shard(0) -> Shard(1) and Replicate of device arrays: device results,
+    enqueued on the collectives' stream (the default one here), blocking and
+    through a plan's non-blocking start, against slices of the global array."""
+    shape = (3 * size + 1, 2 * size + 3)
+    full = np.random.default_rng(2026).standard_normal(shape)  # the same on every rank
+    src = xcomm.Layout.mesh(comm, shape, (size,), ["S0"])
+    lo, hi = _chunk(shape[0], size, rank)
+    local = to_device(comm, full[lo:hi, :])
+    by_cols = comm.redistribute(local, src, xcomm.Layout.mesh(comm, shape, (size,), ["S1"]))
+    assert isinstance(by_cols, xcomm.DeviceArray)
+    with comm.redistribute_plan(src, xcomm.Layout.mesh(comm, shape, (size,), ["R"]), np.float64) as plan:
+        req = plan.start(local)
+        req.wait()
+        whole = req.data
+    with xcomm.Stream.wrap(comm, None) as default:
+        default.synchronize()
+    c0, c1 = _chunk(shape[1], size, rank)
+    np.testing.assert_array_equal(to_host(by_cols).reshape(shape[0], c1 - c0), full[:, c0:c1])
+    np.testing.assert_array_equal(to_host(whole).reshape(shape), full)
