@@ -16,32 +16,9 @@
 #include "dev_mem.h"
 #include "redist_util.h"
 
-enum { R = 0, S0 = 1, S1 = 2, P = 4 };
-
 static uint64_t g_case;
 static xc_stream_t g_stream;
 static int g_unbound;  /* no stream bound: the non-blocking form only (on the default stream) */
-
-static int coord(const int *mesh, int mnd, int rank, int k) {
-  int c = rank;
-  for (int j = mnd - 1; j > k; --j) c /= mesh[j];
-  return c % mesh[k];
-}
-
-static box_t mbox(const size_t *shape, int ndim, const int *mesh, int mnd, const int *pl, int rank) {
-  box_t b;
-  b.ndim = ndim;
-  for (int d = 0; d < ndim; ++d) b.lo[d] = 0, b.hi[d] = shape[d];
-  for (int k = 0; k < mnd; ++k) {
-    if (pl[k] < S0 || pl[k] > S1) continue;
-    int d = pl[k] - S0;
-    size_t n = b.hi[d] - b.lo[d], m = (size_t)mesh[k], chunk = (n + m - 1) / m, c = (size_t)coord(mesh, mnd, rank, k);
-    size_t lo = c * chunk < n ? c * chunk : n, hi = lo + chunk < n ? lo + chunk : n;
-    b.hi[d] = b.lo[d] + hi;
-    b.lo[d] += lo;
-  }
-  return b;
-}
 
 static xc_layout_t make(const size_t *shape, int ndim, const int *mesh, int mnd, const int *pl) {
   xc_placement_t p[4];

@@ -8,29 +8,7 @@
    (XC_REDIST_P2P_ONLY). */
 #include "redist_util.h"
 
-enum { R = 0, S0 = 1, S1 = 2, S2 = 3, P = 4, NPL = 5 };
 static const char *pname[] = {"R", "S0", "S1", "S2", "P"};
-
-static int coord(const int *mesh, int mnd, int rank, int k) {
-  int c = rank;
-  for (int j = mnd - 1; j > k; --j) c /= mesh[j];
-  return c % mesh[k];
-}
-
-static box_t mbox(const size_t *shape, int ndim, const int *mesh, int mnd, const int *pl, int rank) {
-  box_t b;
-  b.ndim = ndim;
-  for (int d = 0; d < ndim; ++d) b.lo[d] = 0, b.hi[d] = shape[d];
-  for (int k = 0; k < mnd; ++k) {
-    if (pl[k] < S0 || pl[k] > S2) continue;
-    int d = pl[k] - S0;
-    size_t n = b.hi[d] - b.lo[d], m = (size_t)mesh[k], chunk = (n + m - 1) / m, c = (size_t)coord(mesh, mnd, rank, k);
-    size_t lo = c * chunk < n ? c * chunk : n, hi = lo + chunk < n ? lo + chunk : n;
-    b.hi[d] = b.lo[d] + hi;
-    b.lo[d] += lo;
-  }
-  return b;
-}
 
 /* Linear index of rank's coordinates over the mesh dimensions in mask. */
 static int combo(const int *mesh, int mnd, int rank, unsigned mask, int *count) {

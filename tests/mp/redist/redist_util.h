@@ -55,6 +55,34 @@ static inline box_t box_meet(const box_t *a, const box_t *b) {
   return r;
 }
 
+/* Placements of the mesh tests: Replicate, Shard(0), Shard(1), Shard(2),
+   Partial(sum). */
+enum { R = 0, S0 = 1, S1 = 2, S2 = 3, P = 4, NPL = 5 };
+
+/* rank's coordinate along mesh dimension k (mesh ranks in row-major order). */
+static inline int coord(const int *mesh, int mnd, int rank, int k) {
+  int c = rank;
+  for (int j = mnd - 1; j > k; --j) c /= mesh[j];
+  return c % mesh[k];
+}
+
+/* rank's box under placements pl on the mesh: torch.chunk pieces, mesh
+   dimensions sharding one array dimension in mesh-dimension order. */
+static inline box_t mbox(const size_t *shape, int ndim, const int *mesh, int mnd, const int *pl, int rank) {
+  box_t b = {0, {0}, {0}};
+  b.ndim = ndim;
+  for (int d = 0; d < ndim; ++d) b.lo[d] = 0, b.hi[d] = shape[d];
+  for (int k = 0; k < mnd; ++k) {
+    if (pl[k] < S0 || pl[k] > S2) continue;
+    int d = pl[k] - S0;
+    size_t n = b.hi[d] - b.lo[d], m = (size_t)mesh[k], chunk = (n + m - 1) / m, c = (size_t)coord(mesh, mnd, rank, k);
+    size_t lo = c * chunk < n ? c * chunk : n, hi = lo + chunk < n ? lo + chunk : n;
+    b.hi[d] = b.lo[d] + hi;
+    b.lo[d] += lo;
+  }
+  return b;
+}
+
 /* Row-major linear index of x in shape. */
 static inline size_t lin(const size_t *x, const size_t *shape, int ndim) {
   size_t i = 0;
