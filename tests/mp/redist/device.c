@@ -20,19 +20,6 @@ static uint64_t g_case;
 static xc_stream_t g_stream;
 static int g_unbound;  /* no stream bound: the non-blocking form only (on the default stream) */
 
-static xc_layout_t make(const size_t *shape, int ndim, const int *mesh, int mnd, const int *pl) {
-  xc_placement_t p[4];
-  for (int k = 0; k < mnd; ++k) {
-    memset(&p[k], 0, sizeof p[k]);
-    p[k].kind = pl[k] == R ? XC_PLACEMENT_REPLICATE : pl[k] == P ? XC_PLACEMENT_PARTIAL : XC_PLACEMENT_SHARD;
-    p[k].dim = pl[k] - S0;
-    p[k].op = XC_SUM;
-  }
-  xc_layout_t l;
-  MP_CHECK(xc_layout_mesh(r_world, ndim, shape, mnd, mesh, p, &l));
-  return l;
-}
-
 /* What rank q's partial copy (of r_size, 1-D mesh) holds of element i. */
 static double share(size_t i, int q) {
   if (q > 0) return kval(g_case, i, q);
@@ -199,7 +186,7 @@ static void mesh_case(const char *name, const size_t *shape, const int *mesh, in
   m.db = mbox(shape, 2, mesh, mnd, dpl, r_rank);
   m.partial = spl[0] == P;
   FOR_BOX(m.db, shape, gi, k, m.dst_gi[k] = gi);
-  xc_layout_t src = make(shape, 2, mesh, mnd, spl), dst = make(shape, 2, mesh, mnd, dpl);
+  xc_layout_t src = make_placed(shape, 2, mesh, mnd, spl), dst = make_placed(shape, 2, mesh, mnd, dpl);
   MP_CHECK(xc_layout_local_count(src, &c.scount));
   MP_CHECK(xc_layout_local_count(dst, &c.dcount));
   MP_ASSERT(c.scount == box_volume(&m.sb) && c.dcount == box_volume(&m.db), "%s: local counts %zu %zu", name,

@@ -29,25 +29,12 @@ static double share(size_t i, int q, int Q) {
   return v;
 }
 
-static xc_layout_t make(const size_t *shape, int ndim, const int *mesh, int mnd, const int *pl) {
-  xc_placement_t p[8];
-  for (int k = 0; k < mnd; ++k) {
-    memset(&p[k], 0, sizeof p[k]);
-    p[k].kind = pl[k] == R ? XC_PLACEMENT_REPLICATE : pl[k] == P ? XC_PLACEMENT_PARTIAL : XC_PLACEMENT_SHARD;
-    p[k].dim = pl[k] - S0;
-    p[k].op = XC_SUM;
-  }
-  xc_layout_t l;
-  MP_CHECK(xc_layout_mesh(r_world, ndim, shape, mnd, mesh, p, &l));
-  return l;
-}
-
 static void one_pair(const size_t *shape, int ndim, const int *mesh, int mnd, const int *spl, const int *dpl,
                      int p2p_only) {
   unsigned smask = 0, dmask = 0;
   for (int k = 0; k < mnd; ++k) smask |= (spl[k] == P) << k, dmask |= (dpl[k] == P) << k;
   if (p2p_only && smask) return;
-  xc_layout_t src = make(shape, ndim, mesh, mnd, spl), dst = make(shape, ndim, mesh, mnd, dpl);
+  xc_layout_t src = make_placed(shape, ndim, mesh, mnd, spl), dst = make_placed(shape, ndim, mesh, mnd, dpl);
   box_t sb = mbox(shape, ndim, mesh, mnd, spl, r_rank), db = mbox(shape, ndim, mesh, mnd, dpl, r_rank);
   size_t scount = 0, dcount = 0;
   MP_CHECK(xc_layout_local_count(src, &scount));

@@ -83,6 +83,20 @@ static inline box_t mbox(const size_t *shape, int ndim, const int *mesh, int mnd
   return b;
 }
 
+/* The mesh layout of placements pl (Partials are sums). */
+static inline xc_layout_t make_placed(const size_t *shape, int ndim, const int *mesh, int mnd, const int *pl) {
+  xc_placement_t p[8];
+  for (int k = 0; k < mnd; ++k) {
+    memset(&p[k], 0, sizeof p[k]);
+    p[k].kind = pl[k] == R ? XC_PLACEMENT_REPLICATE : pl[k] == P ? XC_PLACEMENT_PARTIAL : XC_PLACEMENT_SHARD;
+    p[k].dim = pl[k] - S0;
+    p[k].op = XC_SUM;
+  }
+  xc_layout_t l;
+  MP_CHECK(xc_layout_mesh(r_world, ndim, shape, mnd, mesh, p, &l));
+  return l;
+}
+
 /* Row-major linear index of x in shape. */
 static inline size_t lin(const size_t *x, const size_t *shape, int ndim) {
   size_t i = 0;
