@@ -28,6 +28,8 @@ const std::vector<EnvVar> &env_registry() {
        "Rank among the processes on this host (set by xcrun; a hint, the host id decides)."},
       {"XC_LOCAL_SIZE", "", EnvType::kText,
        "Number of ranks on this host (set by xcrun)."},
+      {"XC_LOCAL_CORES", "", EnvType::kInt,
+       "Cores this host gives the job (set by xcrun: the cpus it may use itself). Unset: every online core. Ranks that outnumber them spin less and yield to each other.", 1, 1 << 20},
       {"XC_NNODES", "", EnvType::kText,
        "Number of nodes of a job over several hosts, each with XC_LOCAL_SIZE ranks (set by xcrun --nnodes)."},
       {"XC_NODE_RANK", "", EnvType::kText,

@@ -11,6 +11,7 @@
 #include "base/host_id.h"
 #include "base/log.h"
 #include "coll/desc.h"
+#include "topo/cores.h"
 
 namespace xc {
 
@@ -44,7 +45,7 @@ Status spin_polls(size_t local_ranks, int *spin) {
   } else {
     // More ranks than cores: a spinning rank steals the core its peer needs,
     // so it soon turns to sched_yield polling (P2pEngine::wait).
-    polls = static_cast<long>(local_ranks) > sysconf(_SC_NPROCESSORS_ONLN) ? 20 : 2000;
+    polls = topo::oversubscribed(static_cast<int>(local_ranks)) ? 20 : 2000;
   }
   *spin = static_cast<int>(polls);
   return Status::Ok();

@@ -14,6 +14,7 @@
 #include "algo/selector.h"
 #include "algo/table.h"
 #include "base/env.h"
+#include "topo/cores.h"
 #include "base/host_id.h"
 #include "gpu/device.h"
 #include "tools/xc_info_peers.h"
@@ -198,6 +199,8 @@ void print_text(const Topology &t, const std::string &topo_error, int ranks) {
   printf("  device       %s\n\n", device_line().c_str());
 
   printf("Host\n  name         %s\n  host id      %s\n", xc::host_name().c_str(), xc::host_id().c_str());
+  printf("  job cores    %ld (%s; more ranks than these spin less and yield to each other)\n", xc::topo::host_cores(),
+         xc::env_is_set("XC_LOCAL_CORES") ? "XC_LOCAL_CORES, from the launcher" : "every online cpu");
   if (!topo_error.empty()) {
     printf("  topology     unavailable: %s\n\n", topo_error.c_str());
   } else {

@@ -1,20 +1,18 @@
 // How many cores this host offers, and whether a group of ranks outnumbers
-// them. The collective selector and the shared-memory waits use this one
-// rule, so every rank of a host decides alike. Inline: the selector asks on
-// every op.
+// them. The collective selector, the waits and the engine's spin use this
+// one rule, so every rank of a host decides alike.
 #pragma once
-
-#include <unistd.h>
 
 namespace xc::topo {
 
-// Online cores; 0 or less when unknown.
-inline long host_cores() {
-  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores;
-}
+// The cores this host gives the job: XC_LOCAL_CORES where the launcher
+// said (xcrun: the cpus it may use itself, a cpuset, taskset or a Slurm
+// allocation; a rank's own affinity cannot tell, once it is bound to one
+// core), else every online core; 0 or less when unknown.
+long host_cores();
 
 // More ranks than this host has cores (the ranks of an all-local op).
+// Inline: the selector asks on every op.
 inline bool oversubscribed(int nranks) {
   long cores = host_cores();
   return cores > 0 && nranks > cores;

@@ -11,7 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../common/checks.sh"
 run() {
   local start
   start=$(now_ms)
-  timeout -s KILL 20 "$XCRUN" "$@" <"${RUN_STDIN:-/dev/null}" >"$tmp/out" 2>"$tmp/err"
+  timeout -s KILL 20 ${RUN_WRAP:-} "$XCRUN" "$@" <"${RUN_STDIN:-/dev/null}" >"$tmp/out" 2>"$tmp/err"
   rc=$?
   elapsed=$(($(now_ms) - start))
   out=$(cat "$tmp/out")

@@ -43,6 +43,20 @@ XC_STORE_FD=99 RANK=7 XC_JOB_ID=outer run -n 2 "$HELPER" env 2
 check_job 2
 expect_no_grep "$out" 'job=outer' "inherited XC_JOB_ID"
 
+# XC_LOCAL_CORES: the cpus xcrun may use (the library's count of this
+# host's cores); an outer job's value is replaced, and taskset narrows it.
+XC_LOCAL_CORES=99 run -n 2 sh -c 'echo "cores=$XC_LOCAL_CORES"'
+expect_rc 0 "XC_LOCAL_CORES"
+[ "$(sort -u <<<"$out")" = "cores=$(nproc)" ] || fail "XC_LOCAL_CORES: '$out', want cores=$(nproc) on every rank"
+if command -v taskset >/dev/null; then
+  RUN_WRAP="taskset -c 0" run -n 2 sh -c 'echo "cores=$XC_LOCAL_CORES"'
+  expect_rc 0 "XC_LOCAL_CORES under taskset"
+  [ "$(sort -u <<<"$out")" = "cores=1" ] || fail "XC_LOCAL_CORES under taskset -c 0: '$out', want cores=1"
+  # ... and the library counts those (xc-info's "job cores").
+  RUN_WRAP="taskset -c 0" run -n 1 "$3"
+  expect_grep "$out" 'job cores +1 \(XC_LOCAL_CORES' "the library's core count under taskset -c 0"
+fi
+
 # The program is found through PATH.
 run -n 2 sh -c 'test "$RANK" = "$XC_RANK" && test "$WORLD_SIZE" = 2'
 expect_rc 0 "program from PATH"

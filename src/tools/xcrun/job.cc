@@ -137,6 +137,9 @@ std::vector<std::string> rank_env(const std::vector<std::string> &common, const 
   set("XC_SIZE", n);
   set("XC_LOCAL_RANK", lr);
   set("XC_LOCAL_SIZE", ln);
+  // The cpus the ranks share: the library's own count (every online cpu)
+  // cannot see a cpuset or taskset once a rank is bound to one core.
+  if (place.host_cpus > 0) set("XC_LOCAL_CORES", std::to_string(place.host_cpus));
   if (o.nnodes > 0) {  // the layout, so a start-up timeout can name the nodes that never came
     set("XC_NNODES", std::to_string(o.nnodes));
     set("XC_NODE_RANK", std::to_string(o.node_rank));
@@ -443,6 +446,7 @@ std::vector<Placement> place_ranks(const Options &o) {
   read_nics(&m);
   int np = o.np;
   std::vector<Placement> places(static_cast<size_t>(np));
+  for (Placement &p : places) p.host_cpus = int(m.allowed.size());
   size_t total_cores = m.cores.size();
 
   // Each rank's node: its GPU's when every GPU's node is one of ours, else

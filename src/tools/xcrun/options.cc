@@ -21,7 +21,7 @@ const char *const kManagedVars[] = {
     "XC_RANK",       "XC_SIZE",    "XC_LOCAL_RANK", "XC_LOCAL_SIZE",    "XC_STORE_ADDR",
     "XC_STORE_TOKEN", "XC_STORE_FD", "XC_JOB_ID",   "RANK",             "WORLD_SIZE",
     "LOCAL_RANK",    "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "XC_LOCAL_GPU", "XC_LOCAL_NIC",
-    "XC_NNODES",     "XC_NODE_RANK",
+    "XC_NNODES",     "XC_NODE_RANK", "XC_LOCAL_CORES",
 };
 
 const char kUsage[] =
@@ -55,7 +55,8 @@ const char kUsage[] =
     "MASTER_ADDR and MASTER_PORT as torchrun sets them (MASTER_PORT: a free port, not\n"
     "xcrun's store, for the program's own server such as torch's TCPStore). XC_LOCAL_GPU\n"
     "is the local rank modulo the number of GPUs (unset without GPUs), XC_LOCAL_NIC a\n"
-    "network device on the rank's NUMA node. SIGINT and SIGTERM are passed on to the\n"
+    "network device on the rank's NUMA node, XC_LOCAL_CORES the number of cpus xcrun may\n"
+    "use (the ranks' share of this host). SIGINT and SIGTERM are passed on to the\n"
     "ranks; a second one kills them at once. Standard input goes to rank 0 unless it is a\n"
     "terminal (the ranks run in their own process groups, where reading the terminal\n"
     "would stop them). When a rank fails, the others get 1 s (at most the grace period)\n"

@@ -98,6 +98,7 @@ struct Placement {
   int numa_node = -1;               // OS index of the rank's NUMA node, -1 unknown
   int gpu = -1;                     // XC_LOCAL_GPU; -1: no GPU, variable unset
   std::string nic;                  // XC_LOCAL_NIC; "": none, variable unset
+  int host_cpus = 0;                // XC_LOCAL_CORES: the cpus xcrun may use; 0: unknown, unset
 };
 
 // Places every rank by o.bind_to on the cpus xcrun itself may use (its
