@@ -38,10 +38,10 @@ CollDesc reduction(CollKind kind, const void *in, void *out, size_t count, xc_dt
 Status allreduce(CollContext &c, const CollDesc &d, const void *in, void *out, xc_dtype_t t, bool multi) {
   HierColl &h = *hier_of(c);
   size_t es = dtype_size(t), count = d.count;
-  if (in != out) memcpy(out, in, count * es);
   CollContext local = h.local(c);
   if (!multi) {
-    XC_TRY(run_phase(local, reduction(CollKind::kReduce, out, out, count, t, d.op)));
+    // Out of place, the local reduce reads in and writes out: no copy first.
+    XC_TRY(run_phase(local, reduction(CollKind::kReduce, in, out, count, t, d.op)));
     if (h.local_rank() == 0) {
       CollContext leaders = h.peers(c);
       XC_TRY(run_phase(leaders, reduction(CollKind::kAllreduce, out, out, count, t, d.op)));
@@ -53,7 +53,7 @@ Status allreduce(CollContext &c, const CollDesc &d, const void *in, void *out, x
   int L = h.local_size(), l = h.local_rank();
   std::vector<size_t> counts = piece_counts(count, L), displs = displacements(counts);
   char *slice = scratch(Scratch::kHierA, counts[static_cast<size_t>(l)] * es);
-  CollDesc rs = reduction(CollKind::kReduceScatterv, out, slice, counts[static_cast<size_t>(l)], t, d.op);
+  CollDesc rs = reduction(CollKind::kReduceScatterv, in, slice, counts[static_cast<size_t>(l)], t, d.op);
   rs.recvcounts = counts;
   XC_TRY(run_phase(local, rs));
   CollContext peers = h.peers(c);
