@@ -78,21 +78,16 @@ bool choose_hier(CollKind kind, size_t bytes, int n, const Locality &loc, Algo *
       if (!eq)
         return bytes >= kHierUnequalAllreduceMinBytes ? pick(false, "several hosts, unequal ranks per host, >= 64 KiB")
                                                       : false;
-      if (bytes < kHierAllreduceMinBytes) return false;
-      return bytes >= kHierAllreduceLeaderMinBytes ? pick(false, "several hosts, >= 1 MiB")
-                                                   : pick(true, "several hosts, 16 KiB to 1 MiB");
+      return pick(false, "several hosts, equal ranks per host");
     case CollKind::kReduceScatter:
     case CollKind::kReduceScatterv:
       return eq ? pick(true, "several hosts, equal ranks per host") : pick(false, unequal);
     case CollKind::kAllgather:
-      return bytes * static_cast<size_t>(n) >= kHierAllgatherMinBytes ? pick(false, "several hosts, result >= 256 KiB")
-                                                                        : false;
     case CollKind::kBroadcast:
     case CollKind::kReduce:
       return pick(false, "several hosts");
     case CollKind::kAlltoall:
-      return eq && bytes < kHierAlltoallMultiMaxBytes ? pick(true, "several hosts, equal ranks per host, < 1 MiB")
-                                                      : false;
+      return bytes < kHierAlltoallLeaderMaxBytes ? pick(false, "several hosts, < 1 MiB") : false;
     default: return false;
   }
 }

@@ -54,21 +54,18 @@ constexpr size_t kGatherLinearMinBytes = 64 << 10;         // all n blocks; belo
 constexpr size_t kReduceScatterRingMinBytes = 64 << 10;    // the whole input; below: pairwise
 constexpr size_t kAlltoallBruckMaxBytes = 256;              // per peer; at or below: Bruck
 // Several hosts with more than one rank on some (algo/hier), measured on
-// 2 hosts x 2 ranks in network namespaces (docs/collectives.md: one 2-core
-// machine, so links between hosts are TCP through one kernel, and
+// 2 hosts x 2 ranks in network namespaces, one core per host
+// (docs/benchmarks.md "Across hosts": TCP through one kernel, so
 // multi-leader's gain from several NICs cannot show; re-measure on real
-// hosts). allreduce where hosts hold as many ranks: flat below the first
-// size, multi-leader up to the second, leader above; unequal hosts: flat
-// below the third, then leader. allgather: flat (Bruck, ring) below the third (all n blocks), then
-// leader. broadcast, reduce: leader. reduce_scatter(v): multi-leader where
-// hosts hold as many ranks (no extra phase), else leader. alltoall:
-// multi-leader below the fifth (a rank's whole send buffer) where hosts
-// hold as many, else the flat policy.
-constexpr size_t kHierAllreduceMinBytes = 16 << 10;            // the vector
-constexpr size_t kHierAllreduceLeaderMinBytes = 1 << 20;       // the vector
-constexpr size_t kHierUnequalAllreduceMinBytes = 64 << 10;     // the vector
-constexpr size_t kHierAllgatherMinBytes = 256 << 10;           // all n blocks
-constexpr size_t kHierAlltoallMultiMaxBytes = 1 << 20;         // all n blocks; below: multi-leader
+// hosts). The leader-based algorithms won at every size of allreduce and
+// allgather (8 B: 17 µs where the flat ones took 30-45), of broadcast and
+// reduce; unequal hosts keep allreduce flat below the first size.
+// reduce_scatter(v): multi-leader where hosts hold as many ranks (no
+// extra phase), else leader. alltoall: leader below the second size (a
+// rank's whole send buffer), above it the flat pairwise exchange, which
+// spreads the large blocks over every rank's link.
+constexpr size_t kHierUnequalAllreduceMinBytes = 64 << 10;  // the vector
+constexpr size_t kHierAlltoallLeaderMaxBytes = 1 << 20;     // all n blocks
 // One host, beyond one-shot (coll/shm/reach.h), where streaming the outputs
 // from a staging pipeline beats single copy's kernel copies: out-of-place
 // allreduce goes two-shot, allgather(v) (all n blocks) staged, from fewer

@@ -60,7 +60,7 @@ const std::vector<EnvVar> &env_registry() {
        "Size of the pieces a large message is pipelined in through the ring.", 64, 1LL << 40},
       {"XC_SHM_LARGE", "copy", EnvType::kChoice,
        "Large-message path on one host: copy (pipelined through shared memory) or cma (process_vm_readv).", 0, 0, "copy|cma"},
-      {"XC_UCX_EAGER_BYTES", "65536", EnvType::kBytes,
+      {"XC_UCX_EAGER_BYTES", "262144", EnvType::kBytes,
        "Between hosts (UCX): messages up to this size are sent eagerly; larger ones wait for the receiver.", 0, 1LL << 30},
       {"XC_UCX_CHUNK_BYTES", "1048576", EnvType::kBytes,
        "Between hosts (UCX): the pieces a large message streams in when it is not read in place.", 4096, 1LL << 30},
