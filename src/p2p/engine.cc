@@ -33,7 +33,12 @@ Status P2pEngine::set_routes(std::vector<Transport *> route) {
 
 void P2pEngine::announce_departure() {
   auto guard = lock();
-  for (Transport *t : transports_) t->announce_departure();
+  next_peer_check_ = Deadline::Clock::time_point();
+  check_peers_locked(true);  // what this rank may have given up an op for
+  std::vector<int> crashed;
+  for (int r = 0; r < opts_.fabric_size; ++r)
+    if (dead_[static_cast<size_t>(r)] && !route_[static_cast<size_t>(r)]->peer_departed(r)) crashed.push_back(r);
+  for (Transport *t : transports_) t->announce_departure(crashed);
 }
 
 // ---- completion and matching ------------------------------------------------

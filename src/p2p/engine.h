@@ -108,7 +108,8 @@ class P2pEngine final : private FrameSink {
   // requests (shared memory).
   Status op_interrupted(const Request &op);
 
-  // Tell peers this process leaves on purpose (so they do not see a crash).
+  // Tell peers this process leaves on purpose (so they do not see a crash),
+  // and which ranks it knows crashed (so they blame those, not it).
   void announce_departure();
 
   int my_rank() const { return opts_.my_rank; }

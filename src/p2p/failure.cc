@@ -46,12 +46,21 @@ void P2pEngine::check_peers_locked(bool even_if_idle) {
   if (now < next_peer_check_) return;
   if (!even_if_idle && !anything_pending_locked()) return;
   next_peer_check_ = now + std::chrono::milliseconds(kPeerCheckIntervalMs);
-  std::vector<int> gone;
+  std::vector<int> gone, heard;
   for (int r = 0; r < opts_.fabric_size; ++r) {
     Transport *t = route_[static_cast<size_t>(r)];
     if (!t || r == opts_.my_rank || dead_[static_cast<size_t>(r)]) continue;
     if (!t->peer_alive(r)) gone.push_back(r);
+    if (t->peer_departed(r))
+      for (int x : t->departure_blames(r)) heard.push_back(x);
   }
+  // A rank that left named the ranks it knew crashed: they are gone too,
+  // though this rank may not see it itself (one on another host, which a
+  // departing host mate gave an op up for: host-0 survivors named the mate).
+  for (int x : heard)
+    if (x >= 0 && x < opts_.fabric_size && x != opts_.my_rank && route_[static_cast<size_t>(x)] &&
+        !dead_[static_cast<size_t>(x)] && std::find(gone.begin(), gone.end(), x) == gone.end())
+      gone.push_back(x);
   if (gone.empty()) return;
   // Take what they sent before they went, then fail what still needs them:
   // the crashed first, so a collective's request addressed to a member that

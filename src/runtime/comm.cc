@@ -65,6 +65,7 @@ Status make_comm(std::shared_ptr<Fabric> fabric, std::vector<int> members, int m
   xc_comm_s *raw = comm.get();
   comm->executor = comm->fabric->engine().thread_safe() ? make_worker_executor(raw) : make_inline_executor(raw);
   trace_register(raw);  // SIGUSR2 dumps it
+  comm->fabric->comm_made();
   *out = comm.release();
   return Status::Ok();
 }
@@ -756,6 +757,7 @@ Status comm_free(xc_comm_s *comm) {
   comm->members.reset();
   comm->rank_of_fabric.reset();
   if (comm->claimed_ctx) comm->fabric->release_context(comm->ctx);
+  comm->fabric->comm_freed();  // the last one says this process leaves
   comm->fabric.reset();  // the last communicator of a fabric tears it down
   // The rest of the shell's heap: the executor (shut down above) and its
   // queue were ~850 of the ~1.2 KB a freed communicator kept.

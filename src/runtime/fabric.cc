@@ -61,11 +61,15 @@ Status Fabric::create(const FabricSetup &setup, std::shared_ptr<Fabric> *out) {
 }
 
 Fabric::~Fabric() {
-  if (engine_) engine_->announce_departure();
+  announce_departure();  // a fabric whose communicators never came (failed start-up)
   engine_.reset();
   transports_ = Transports();
   store_.reset();
   server_.reset();
+}
+
+void Fabric::announce_departure() {
+  if (engine_ && !departed_.exchange(true)) engine_->announce_departure();
 }
 
 Status Fabric::bootstrap(const FabricSetup &setup) {

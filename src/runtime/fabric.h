@@ -86,11 +86,21 @@ class Fabric {
     claimed_.erase(ctx);
   }
 
+  // A communicator of this fabric was made / freed. Freeing the last one
+  // announces this process's departure then, not when the fabric goes: a
+  // request handle never waited for or freed keeps the fabric alive to the
+  // exit, and its peers saw a crash ("failed: its process is gone").
+  void comm_made() { comms_.fetch_add(1, std::memory_order_relaxed); }
+  void comm_freed() {
+    if (comms_.fetch_sub(1, std::memory_order_acq_rel) == 1) announce_departure();
+  }
+
  private:
   Fabric() = default;
   Status bootstrap(const FabricSetup &setup);
   Status set_up_transports(const FabricSetup &setup);
   Status agree_on_topology(Deadline deadline);
+  void announce_departure();  // once
 
   struct HostSummary {
     topo::HostClass cls = topo::HostClass::kNoGpu;
@@ -107,6 +117,8 @@ class Fabric {
   std::unique_ptr<bootstrap::StoreClient> store_;
   Transports transports_;
   std::unique_ptr<P2pEngine> engine_;  // uses transports_: goes first
+  std::atomic<int> comms_{0};          // live communicators
+  std::atomic<bool> departed_{false};  // departure announced
   std::mutex claimed_mu_;
   std::unordered_set<uint64_t> claimed_;
   std::unordered_map<uint64_t, uint32_t> claims_;  // every claim so far, by context

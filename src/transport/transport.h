@@ -104,8 +104,14 @@ class Transport {
   // True when a gone peer had said goodbye (freed its last communicator)
   // rather than crashed.
   virtual bool peer_departed(int peer) = 0;
-  // Tell the peers this process is leaving on purpose.
-  virtual void announce_departure() = 0;
+  // Tell the peers this process is leaving on purpose, and which fabric
+  // ranks it knows crashed (what it may have given up an op for), so that a
+  // peer that has not seen the death itself (the dead one is on another
+  // host, reached by another transport or not yet reported) blames the dead
+  // one, not the messenger.
+  virtual void announce_departure(const std::vector<int> &crashed) = 0;
+  // The ranks a departed peer said had crashed; empty for any other peer.
+  virtual std::vector<int> departure_blames(int /*peer*/) { return {}; }
 
   // Single copy: a large message's receiver reads the sender's buffer
   // itself. The sender's transport describes the buffer (its RTS carries

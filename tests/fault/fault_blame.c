@@ -1,6 +1,7 @@
 /* Fault tests of whom a failure blames, and of what a kill leaves behind.
 
      fault_blame mismatch          (under xcrun, 2 ranks; driven by fault_blame.sh)
+     fault_blame pending           (under xcrun, 2 ranks)
      fault_blame splitkill DIR     (N ranks started with torchrun's variables, not
                                     by xcrun: nothing sweeps /dev/shm after them)
      fault_blame setupgone DIR     (as splitkill)
@@ -118,6 +119,37 @@ static int run_mismatch(void) {
   if (rc != XC_ERR_INVALID_USAGE) {
     fprintf(stderr, "rank 0: want XC_ERR_INVALID_USAGE (%d) for the mismatch, got %d: %s\n",
             (int)XC_ERR_INVALID_USAGE, (int)rc, msg);
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- pending ------------------------------------------------------------------- */
+
+/* Rank 1 posts a receive it never waits for (nor frees), aborts and frees
+   the world (no closing barrier) and exits 0; rank 0, blocked in a receive
+   from it, must get XC_ERR_PEER_FAILED saying rank 1 has left, not that it
+   failed: the handle kept rank 1's fabric alive to the exit, and it never
+   said it was leaving. */
+static int run_pending(void) {
+  int rank, size;
+  xc_comm_t world = init_world(&rank, &size);
+  MP_ASSERT(size == 2, "pending runs on 2 ranks");
+  int32_t x = 0;
+  if (rank == 1) {
+    xc_request_t never;
+    MP_CHECK(xc_irecv(&x, 1, XC_INT32, 0, 5, world, &never));
+    MP_CHECK(xc_comm_abort(world));
+    xc_comm_free(world);
+    return 0;  /* a normal exit with the request still unfinished */
+  }
+  xc_result_t rc = xc_recv(&x, 1, XC_INT32, 1, 9, world, NULL);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", xc_last_error());
+  xc_comm_free(world);
+  printf("rank 0: xc_recv from rank 1 -> %d (%s)\n", (int)rc, msg);
+  if (rc != XC_ERR_PEER_FAILED || !strstr(msg, "rank 1 has already left")) {
+    fprintf(stderr, "rank 0: want XC_ERR_PEER_FAILED saying rank 1 has already left, got %d: %s\n", (int)rc, msg);
     return 1;
   }
   return 0;
@@ -266,9 +298,8 @@ static xc_result_t chaos_round(xc_comm_t comm, int rank, int size, int iter, uin
     xc_wait(&rr, NULL);  /* not left pending (see below) */
     return rc;
   }
-  /* Both waited for even when the first fails: a request left pending keeps
-     the fabric alive past the last xc_comm_free, so the rank never says it
-     left, and its normal exit looks like a crash to the others. */
+  /* Both waited for even when the first fails: no handle is left behind
+     (the last xc_comm_free says the rank leaves all the same: pending). */
   xc_result_t rs = xc_wait(&sr, NULL);
   if (rs != XC_SUCCESS) snprintf(msg, msg_bytes, "%s", xc_last_error());
   xc_result_t rr_rc = xc_wait(&rr, NULL);
@@ -351,6 +382,7 @@ static int run_chaos(void) {
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "mismatch") == 0) return run_mismatch();
+  if (argc >= 2 && strcmp(argv[1], "pending") == 0) return run_pending();
   if (argc >= 3 && strcmp(argv[1], "splitkill") == 0) {
     verdict_dir = argv[2];
     return run_splitkill();
@@ -363,6 +395,6 @@ int main(int argc, char **argv) {
     verdict_dir = argv[2];
     return run_chaos();
   }
-  fprintf(stderr, "usage: fault_blame mismatch | splitkill DIR | setupgone DIR | chaos DIR\n");
+  fprintf(stderr, "usage: fault_blame mismatch | pending | splitkill DIR | setupgone DIR | chaos DIR\n");
   return 2;
 }

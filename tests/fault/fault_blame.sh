@@ -4,6 +4,9 @@
 # fault_blame.sh mismatch  XCRUN PROG
 #   8 jobs of `xcrun -n 2 PROG mismatch`: each must exit 0 (rank 0 got the
 #   mismatch, not a peer failure for rank 1's clean exit).
+# fault_blame.sh pending   XCRUN PROG
+#   The same with `PROG pending`: rank 1 exits with a request unfinished,
+#   and rank 0 must hear that it left, not that it failed.
 # fault_blame.sh splitkill|setupgone XCRUN PROG N
 #   N ranks of `PROG MODE DIR` started here with torchrun's variables
 #   (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and XC_JOB_ID: no xcrun, so
@@ -46,9 +49,9 @@ verdict)
     grep -Eq '^xcrun: rank 0 .*exit status 1' "$tmp/out" || fail "xcrun does not mention rank 0's exit status"
   done
   ;;
-mismatch)
+mismatch | pending)
   for ((i = 0; i < 8; ++i)); do
-    timeout -s KILL 50 "$XCRUN" -n 2 "$PROG" mismatch </dev/null >"$tmp/out" 2>&1
+    timeout -s KILL 50 "$XCRUN" -n 2 "$PROG" "$MODE" </dev/null >"$tmp/out" 2>&1
     rc=$?
     if [ "$rc" -ne 0 ]; then
       fail "job $i: xcrun exited $rc"

@@ -333,7 +333,7 @@ class FakeTransport final : public xc::Transport {
     return hub_.departed_[hub_.idx(peer)] != 0;
   }
 
-  void announce_departure() override {
+  void announce_departure(const std::vector<int> & /*crashed*/) override {
     std::lock_guard<std::mutex> g(hub_.mu_);
     hub_.departed_[hub_.idx(me_)] = 1;
   }

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -19,6 +20,9 @@ namespace {
 constexpr uint64_t kMagic = 0x78636f6d6d73686dULL;  // "xcommshm"
 constexpr size_t kHeaderBytes = 4096;
 constexpr size_t kRingControlBytes = 256;
+// Crashed ranks a departing rank names in its header (the first ones: one
+// is what a survivor's message needs).
+constexpr size_t kMaxCrashedNamed = 64;
 
 struct SegmentHeader {
   uint64_t magic;
@@ -27,6 +31,9 @@ struct SegmentHeader {
   uint64_t ring_bytes;
   alignas(64) Doorbell bell;
   std::atomic<uint32_t> departed;  // 1: left on purpose, not a crash
+  // Written before departed: the ranks it knew crashed (announce_departure).
+  uint32_t crashed_count;
+  int32_t crashed[kMaxCrashedNamed];
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes, "segment header fits its page");
 
@@ -104,6 +111,7 @@ Status ShmTransport::connect() {
                    opts_.local_ranks[i]);
     p.bell = &hdr->bell;
     p.departed = &hdr->departed;
+    p.header = hdr;
     p.pid = static_cast<pid_t>(hdr->pid);
     p.writer = RingWriter(ring_control(peer_base, my_local_),
                           reinterpret_cast<char *>(ring_control(peer_base, my_local_)) + kRingControlBytes,
@@ -169,7 +177,21 @@ bool ShmTransport::peer_departed(int peer) {
   return p.departed->load(std::memory_order_acquire) != 0;
 }
 
-void ShmTransport::announce_departure() { own_departed_->store(1, std::memory_order_release); }
+void ShmTransport::announce_departure(const std::vector<int> &crashed) {
+  auto *hdr = static_cast<SegmentHeader *>(own_.base());
+  size_t n = std::min(crashed.size(), kMaxCrashedNamed);
+  for (size_t i = 0; i < n; ++i) hdr->crashed[i] = crashed[i];
+  hdr->crashed_count = static_cast<uint32_t>(n);
+  own_departed_->store(1, std::memory_order_release);
+}
+
+std::vector<int> ShmTransport::departure_blames(int peer) {
+  if (!peer_departed(peer)) return {};  // acquires what was written before
+  const Peer &p = peers_[static_cast<size_t>(local_index_[static_cast<size_t>(peer)])];
+  const auto *hdr = static_cast<const SegmentHeader *>(p.header);
+  size_t n = std::min<size_t>(hdr->crashed_count, kMaxCrashedNamed);
+  return std::vector<int>(hdr->crashed, hdr->crashed + n);
+}
 
 Status ShmTransport::describe(int, const void *buf, size_t, RemoteMem *out) {
   uint64_t addr = reinterpret_cast<uint64_t>(buf);

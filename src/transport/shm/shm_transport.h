@@ -52,7 +52,8 @@ class ShmTransport final : public Transport {
   std::string route_summary(int /*peer*/) const override { return opts_.single_copy ? "shm (cma)" : "shm"; }
   bool peer_alive(int peer) override;
   bool peer_departed(int peer) override;
-  void announce_departure() override;
+  void announce_departure(const std::vector<int> &crashed) override;
+  std::vector<int> departure_blames(int peer) override;
   // Single copy: a buffer is described by its address, which the reader
   // reads with process_vm_readv; nothing to set up or release.
   bool single_copy() const override { return opts_.single_copy; }
@@ -68,6 +69,7 @@ class ShmTransport final : public Transport {
     RingReader reader;    // the peer's ring inside our segment
     Doorbell *bell = nullptr;
     const std::atomic<uint32_t> *departed = nullptr;
+    const void *header = nullptr;  // its segment's header (what it says on leaving)
     pid_t pid = 0;
     int pidfd = -1;
     bool dead = false;

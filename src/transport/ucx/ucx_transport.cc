@@ -314,12 +314,21 @@ ucs_status_t UcxTransport::on_frame_am(void *arg, const void *header, size_t hea
   return UCS_OK;
 }
 
-ucs_status_t UcxTransport::on_goodbye_am(void *arg, const void *header, size_t header_length, void * /*data*/,
-                                         size_t /*length*/, const ucp_am_recv_param_t * /*param*/) {
+ucs_status_t UcxTransport::on_goodbye_am(void *arg, const void *header, size_t header_length, void *data,
+                                         size_t length, const ucp_am_recv_param_t *param) {
   auto *t = static_cast<UcxTransport *>(arg);
   int32_t sender = -1;
   if (header_length == sizeof sender) memcpy(&sender, header, sizeof sender);
-  if (Peer *p = t->peer_of(sender)) p->departed = true;
+  Peer *p = t->peer_of(sender);
+  if (!p) return UCS_OK;
+  p->departed = true;
+  // The ranks it knew crashed: sent eager, so here whole.
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) return UCS_OK;
+  for (size_t i = 0; i + sizeof(int32_t) <= length; i += sizeof(int32_t)) {
+    int32_t rank = -1;
+    memcpy(&rank, static_cast<const char *>(data) + i, sizeof rank);
+    p->blames.push_back(rank);
+  }
   return UCS_OK;
 }
 
@@ -391,17 +400,24 @@ bool UcxTransport::peer_departed(int peer) {
   return p && p->departed;
 }
 
-void UcxTransport::announce_departure() {
+std::vector<int> UcxTransport::departure_blames(int peer) {
+  Peer *p = peer_of(peer);
+  return p && p->departed ? p->blames : std::vector<int>();
+}
+
+void UcxTransport::announce_departure(const std::vector<int> &crashed) {
   std::vector<void *> pending;
   goodbye_ = opts_.my_rank;
+  goodbye_crashed_.assign(crashed.begin(), crashed.end());
   for (int r : opts_.peers) {
     Peer &p = peers_[static_cast<size_t>(r)];
     if (p.dead) continue;
     ucp_request_param_t prm{};
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     prm.flags = UCP_AM_SEND_FLAG_EAGER;
-    // goodbye_ outlives the sends: they are waited for below.
-    void *req = api_.ucp_am_send_nbx(p.ep, kAmGoodbye, &goodbye_, sizeof goodbye_, nullptr, 0, &prm);
+    // goodbye_ and goodbye_crashed_ outlive the sends: they are waited for below.
+    void *req = api_.ucp_am_send_nbx(p.ep, kAmGoodbye, &goodbye_, sizeof goodbye_, goodbye_crashed_.data(),
+                                     goodbye_crashed_.size() * sizeof(int32_t), &prm);
     if (UCS_PTR_IS_PTR(req)) pending.push_back(req);
   }
   Deadline until = Deadline::AfterMs(kGoodbyeMs);

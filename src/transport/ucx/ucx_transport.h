@@ -22,6 +22,7 @@
 //
 // A peer is gone when UCX reports an error on its endpoint (connection
 // reset, UCX's keep-alive; UCP_ERR_HANDLING_MODE_PEER), or it said goodbye.
+// A goodbye names the ranks its sender knew crashed (departure_blames).
 // The engine sleeps on UCX's event fd (ucp_worker_get_efd / ucp_worker_arm).
 #pragma once
 
@@ -71,7 +72,8 @@ class UcxTransport final : public Transport {
   std::string route_summary(int peer) const override;
   bool peer_alive(int peer) override;
   bool peer_departed(int peer) override;
-  void announce_departure() override;
+  void announce_departure(const std::vector<int> &crashed) override;
+  std::vector<int> departure_blames(int peer) override;
   bool single_copy() const override { return opts_.single_copy; }
   Status describe(int peer, const void *buf, size_t len, RemoteMem *out) override;
   Status read_remote(int peer, const RemoteMem &mem, void *dst, size_t len) override;
@@ -129,6 +131,7 @@ class UcxTransport final : public Transport {
     ucp_ep_h ep = nullptr;
     bool dead = false;
     bool departed = false;
+    std::vector<int> blames;          // the ranks its goodbye said had crashed
     uint64_t next_send_seq = 0;
     uint64_t next_recv_seq = 0;
     std::map<uint64_t, Frame> early;  // arrived ahead of next_recv_seq, or still receiving
@@ -187,6 +190,7 @@ class UcxTransport final : public Transport {
   uint64_t next_pull_ = 1;
   std::vector<PullAsk> asks_;
   int32_t goodbye_ = 0;                      // the goodbye AM's header: our rank
+  std::vector<int32_t> goodbye_crashed_;     // its data: the ranks we know crashed
 };
 
 }  // namespace xc::ucx
