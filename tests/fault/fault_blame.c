@@ -4,6 +4,7 @@
      fault_blame pending           (under xcrun, 2 ranks)
      fault_blame splitkill DIR     (N ranks started with torchrun's variables, not
                                     by xcrun: nothing sweeps /dev/shm after them)
+     fault_blame createkill DIR    (as splitkill)
      fault_blame setupgone DIR     (as splitkill)
      fault_blame chaos DIR         (under xcrun, 3+ ranks; XC_TEST_SEED picks the
                                     victim and the moment)
@@ -22,6 +23,12 @@
    name; the others start 1.5 s later, so they attach to a segment whose
    creator is dead, and must fail with XC_ERR_PEER_FAILED and leave no
    /dev/shm/xcomm-<job>-* behind (the script checks that).
+
+   createkill: as splitkill, but the victim dies the moment its shared-memory
+   segment exists (its shm_open, O_CREAT, of a collective's segment: this
+   program's own shm_open stands in for libc's), before any member mapped
+   it; the others start at once, must fail with XC_ERR_PEER_FAILED naming
+   rank 0 of the split within PROMPT_MS, and leave nothing in /dev/shm.
 
    setupgone: the last rank dies right after the world is duplicated; rank 0
    starts the dup's first collective, creates its segment, sends its name,
@@ -42,8 +49,10 @@
    DIR/rank<r>.fail. (Receives name their source, or XC_ANY_SOURCE, which
    fails when a member crashes: a receive from a live rank that gave up the
    loop would rightly wait for it, not for the dead one.) */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* RTLD_NEXT */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -206,6 +215,50 @@ static int run_splitkill(void) {
   xc_comm_free(world);
   if (rc != XC_ERR_PEER_FAILED || !names_rank(msg, 0)) {
     fprintf(stderr, "rank %d: want XC_ERR_PEER_FAILED naming rank 0 of the split, got %d: %s\n", rank, (int)rc, msg);
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- createkill ----------------------------------------------------------------- */
+
+/* Set in the victim of createkill: its first shared-memory segment of a
+   collective that it makes (O_CREAT) is the last thing it does. This
+   definition stands in for libc's in libxcomm's calls too. */
+static int die_on_coll_segment;
+
+int shm_open(const char *name, int oflag, mode_t mode) {
+  static int (*real)(const char *, int, mode_t);
+  if (!real) real = (int (*)(const char *, int, mode_t))dlsym(RTLD_NEXT, "shm_open");
+  int fd = real(name, oflag, mode);
+  if (die_on_coll_segment && fd >= 0 && (oflag & O_CREAT) && strstr(name, "-coll-")) raise(SIGKILL);
+  return fd;
+}
+
+static int run_createkill(void) {
+  int rank, size;
+  xc_comm_t world = init_world(&rank, &size);
+  MP_ASSERT(size >= 3, "createkill needs 3+ ranks");
+  int victim = size - 1;
+  xc_comm_t split;
+  MP_CHECK(xc_comm_split(world, 0, size - 1 - rank, NULL, &split)); /* victim is rank 0 of split */
+  int32_t v[4] = {rank, rank, rank, rank}, out[4];
+  if (rank == victim) {
+    die_on_coll_segment = 1;
+    xc_allreduce(v, out, 4, XC_INT32, XC_SUM, split);
+    return 1; /* not reached: killed in it */
+  }
+  int64_t t0 = verdict_now_ns();
+  xc_result_t rc = xc_allreduce(v, out, 4, XC_INT32, XC_SUM, split);
+  int64_t ms = (verdict_now_ns() - t0) / 1000000;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", xc_last_error());
+  printf("rank %d: first allreduce of the split -> %d after %lld ms (%s)\n", rank, (int)rc, (long long)ms, msg);
+  xc_comm_free(split);
+  xc_comm_free(world);
+  if (rc != XC_ERR_PEER_FAILED || !names_rank(msg, 0) || ms > PROMPT_MS) {
+    fprintf(stderr, "rank %d: want XC_ERR_PEER_FAILED naming rank 0 of the split within %d ms, got %d after %lld ms: %s\n",
+            rank, PROMPT_MS, (int)rc, (long long)ms, msg);
     return 1;
   }
   return 0;
@@ -383,6 +436,10 @@ static int run_chaos(void) {
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "mismatch") == 0) return run_mismatch();
   if (argc >= 2 && strcmp(argv[1], "pending") == 0) return run_pending();
+  if (argc >= 3 && strcmp(argv[1], "createkill") == 0) {
+    verdict_dir = argv[2];
+    return run_createkill();
+  }
   if (argc >= 3 && strcmp(argv[1], "splitkill") == 0) {
     verdict_dir = argv[2];
     return run_splitkill();
@@ -395,6 +452,6 @@ int main(int argc, char **argv) {
     verdict_dir = argv[2];
     return run_chaos();
   }
-  fprintf(stderr, "usage: fault_blame mismatch | pending | splitkill DIR | setupgone DIR | chaos DIR\n");
+  fprintf(stderr, "usage: fault_blame mismatch | pending | splitkill DIR | createkill DIR | setupgone DIR | chaos DIR\n");
   return 2;
 }

@@ -7,7 +7,7 @@
 # fault_blame.sh pending   XCRUN PROG
 #   The same with `PROG pending`: rank 1 exits with a request unfinished,
 #   and rank 0 must hear that it left, not that it failed.
-# fault_blame.sh splitkill|setupgone XCRUN PROG N
+# fault_blame.sh splitkill|createkill|setupgone XCRUN PROG N
 #   N ranks of `PROG MODE DIR` started here with torchrun's variables
 #   (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and XC_JOB_ID: no xcrun, so
 #   no sweep of /dev/shm. The last rank must die by SIGKILL, the others exit
@@ -59,7 +59,7 @@ mismatch | pending)
     fi
   done
   ;;
-splitkill | setupgone)
+splitkill | createkill | setupgone)
   job="blame$$x$RANDOM"
   port=$((20000 + (RANDOM % 20000)))
   mkdir "$tmp/job"

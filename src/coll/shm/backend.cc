@@ -58,18 +58,33 @@ bool probe_cma(ShmState &st, int r) {
   return err == 0 && got == kProbeMagic;
 }
 
-// Rank 0 unlinks the segment once every rank mapped it, or when it gave up
-// the op: a member met it with another op and reported that, or a member
-// died. A rank that finds it gone waits (within the op's deadline) for such
-// a report, or for a member to be found dead (named as the cause, as rank 0
-// named it), and fails with that, else with why the segment could not be
-// opened.
-Status segment_gone(CollContext &c, Status failed) {
-  for (;;) {
-    XC_TRY(c.interrupted());
-    XC_TRY(shm_member_failed(c, c.engine().first_failed(**c.op_members()), "setting up", "its segment"));
-    if (c.deadline().expired())
-      return std::move(failed.with_context("shared-memory collectives (rank 0 removed the segment)"));
+// A member maps the segment rank 0 named. Rank 0 sends the name before it
+// makes the segment, so it may not exist yet; or no more: rank 0 removes it
+// once every rank mapped it, or when it gave the op up (a member died, or
+// met it with another op and reported that). Until it can be mapped, wait
+// within the op's deadline for it, or for the reason it will never come: a
+// report, or a member found dead (named as the cause, as rank 0 named it).
+// Giving up because rank 0 died, remove what it may have left under the
+// name (killed between making the segment and anyone mapping it); a live
+// rank 0 removes its segment itself when it gives up, and may still be
+// making it (its rename would fail under a member's removal).
+Status attach_when_made(CollContext &c, const std::string &name, size_t bytes, shm::Segment *out) {
+  for (bool seen = false;;) {
+    Status attached = shm::Segment::attach(name, bytes, out);
+    if (attached.ok()) return attached;
+    if (!shm::Segment::gone(name)) {
+      if (seen) return attached;  // it exists and still cannot be mapped
+      seen = true;  // made between the two looks: map it now
+      continue;
+    }
+    Status why = c.interrupted();
+    if (why.ok()) why = shm_member_failed(c, c.engine().first_failed(**c.op_members()), "setting up", "its segment");
+    if (why.ok() && c.deadline().expired())
+      why = Error(XC_ERR_TIMEOUT, "timed out waiting for rank 0's segment (op #%d)", c.seq());
+    if (!why.ok()) {
+      if (c.engine().first_failed({c.fabric_rank(0)}) >= 0) shm::Segment::forget(name);
+      return why;
+    }
     cpu_yield();
   }
 }
@@ -93,14 +108,17 @@ Status ShmColl::ensure(CollContext &c) {
   if (me == 0) {
     std::string s = segment_name();
     snprintf(name, sizeof name, "%s", s.c_str());
-    XC_TRY_CTX(shm::Segment::create(name, bytes, &st->segment), "shared-memory collectives");
+    // The name first, then the segment: killed in between, this rank leaves
+    // nothing behind; killed after, what it leaves is what the members were
+    // told of, and they remove it when they give up (attach_when_made). The
+    // other way round a kill in between left a segment no one could name
+    // under launchers with no sweep of their own.
     for (int r = 1; r < n; ++r) XC_TRY(c.send(r, name, sizeof name));
+    XC_TRY_CTX(shm::Segment::create_whole(name, bytes, &st->segment), "shared-memory collectives");
   } else {
     XC_TRY(c.recv(0, name, sizeof name));
     name[kNameBytes - 1] = '\0';
-    Status attached = shm::Segment::attach(name, bytes, &st->segment);
-    if (!attached.ok() && shm::Segment::gone(name)) return segment_gone(c, std::move(attached));
-    XC_TRY_CTX(std::move(attached), "shared-memory collectives");
+    XC_TRY_CTX(attach_when_made(c, name, bytes, &st->segment), "shared-memory collectives");
   }
   // Until every rank joined, the name is all that lets a process open the
   // segment, and all a crash leaves behind in /dev/shm: a rank that gives up

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <utility>
 
 namespace xc::shm {
@@ -68,6 +69,33 @@ Status Segment::create(const std::string &name, size_t bytes, Segment *out) {
   s.owner_ = true;
   *out = std::move(s);
   return Status::Ok();
+}
+
+namespace {
+
+constexpr const char *kUnrenamed = ".new";
+
+// shm_open's names live in /dev/shm (glibc, Linux), where rename works.
+std::string shm_path(const std::string &name) { return "/dev/shm" + name; }
+
+}  // namespace
+
+Status Segment::create_whole(const std::string &name, size_t bytes, Segment *out) {
+  std::string twin = name + kUnrenamed;
+  Segment s;
+  XC_TRY(create(twin, bytes, &s));
+  if (rename(shm_path(twin).c_str(), shm_path(name).c_str()) != 0) {
+    int err = errno;
+    return SystemError(err, "cannot rename shared memory %s to %s", twin.c_str(), name.c_str());  // s unlinks twin
+  }
+  s.name_ = name;
+  *out = std::move(s);
+  return Status::Ok();
+}
+
+void Segment::forget(const std::string &name) {
+  shm_unlink(name.c_str());
+  shm_unlink((name + kUnrenamed).c_str());
 }
 
 Status Segment::attach(const std::string &name, size_t bytes, Segment *out) {

@@ -21,6 +21,13 @@ class Segment {
 
   // Create name (exclusive) of bytes, mapped and pre-faulted by this process.
   static Status create(const std::string &name, size_t bytes, Segment *out);
+  // Create name whole: made, sized and mapped as name + ".new" (exclusive),
+  // then renamed, so whoever opens name finds all of it. A creator killed
+  // before the rename leaves only that twin, which forget() removes too.
+  static Status create_whole(const std::string &name, size_t bytes, Segment *out);
+  // Remove name and its unrenamed twin, whoever made them (any process may):
+  // a member that gives up on a segment it was told of but never mapped.
+  static void forget(const std::string &name);
   // Map an existing segment; its size must be at least bytes.
   static Status attach(const std::string &name, size_t bytes, Segment *out);
   // No segment of this name exists (any more): its creator unlinked it.
