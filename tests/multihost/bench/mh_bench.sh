@@ -7,17 +7,21 @@
 #
 #   p2p   two hosts, one process each: ucx_perftest (server on host 0,
 #         client on host 1, UCX_TLS=tcp) tag_lat and tag_bw at 8 B, 1 MiB,
-#         16 MiB and 64 MiB, beside xc-bench pingpong over xcrun --nnodes 2
-#         at 8 B and 1 MiB to 64 MiB.
+#         16 MiB and 64 MiB, and tag_bw both ways at once (4 and 64 MiB:
+#         the floor of an exchange between the hosts) and plain TCP both
+#         ways (tcp_exchange.py: the kernel's floor), beside xc-bench
+#         pingpong over xcrun --nnodes 2 at 8 B and 1 MiB to 64 MiB.
 #   coll  two hosts x two ranks: xc-bench allreduce, allgather, alltoall from
 #         8 B to 64 MiB beside Open MPI's twin, docs/bench/ompi_bench.c
 #         (the program docs/bench/compare.sh uses; built here with mpicc into
 #         BUILD_DIR/ompi_bench when missing), under mpirun on the same two
 #         namespaces: btl tcp,self,vader, pml ob1.
 #
-# Environment: ITERS, WARMUP (timed and untimed calls per row of the
-# collectives; default 5 and 1: 64 MiB moves slowly over the veths),
-# OPS (default "allreduce allgather alltoall").
+# Environment: ITERS and ITERS_LARGE (timed calls per row of the
+# collectives, 8 B to 256 KiB and 1 to 64 MiB; default 20 and 5: 64 MiB
+# moves slowly over the veths), WARMUP (untimed calls, default 2), REPEAT
+# (runs of the whole set, xcomm and Open MPI in turn; default 1), OPS
+# (default "allreduce allgather alltoall").
 # Numbers from one 2-core machine running 4 ranks are noisy: repeat runs.
 set -u
 mode=${1:-}
@@ -32,20 +36,23 @@ done
 source "$here/../netns.sh"
 UCX_ENV=(UCX_TLS=tcp UCX_NET_DEVICES=eth0)
 
+# Every "host" is this machine: each gets cores of its own (host h runs on
+# cpu h mod the cpus here), as real hosts would, instead of all hosts'
+# ranks sharing every core. Each host's xcrun then tells its ranks how
+# many cpus they share (XC_LOCAL_CORES), so two ranks on one cpu yield to
+# each other as Open MPI's ranks do (mpi_yield_when_idle below).
+ncpu=$(nproc)
+run_on() {
+  local h=$1
+  shift
+  ip netns exec "$(mh_ns "$h")" taskset -c $((h % ncpu)) "$@"
+}
+
 # xc-bench on the job's host 0 (rank 0 prints), without xcrun's "[0] " tag.
 xc_table() {  # NAME H R BENCH_ARGS...
   local name=$1 hosts=$2 ranks=$3
   shift 3
-  # More ranks than cores in all: each host's ranks cannot see the others'
-  # and would spin as if they had cores to spare; the oversubscribed spins
-  # (engine: 20 polls, shared-memory collectives: none, then yield and
-  # sleep) are what Open MPI's yield_when_idle is below.
-  local spin=${XC_SPIN:-} coll_spin=${XC_SHM_COLL_SPIN:-}
-  if [ $((hosts * ranks)) -gt "$(nproc)" ]; then
-    spin=${spin:-20}
-    coll_spin=${coll_spin:-0}
-  fi
-  XC_SPIN=${spin:-2000} XC_SHM_COLL_SPIN=${coll_spin:-2000} mh_job "$name" "$hosts" "$ranks" --timeout 600 -- "$MH_XC_BENCH" "$@"
+  mh_job "$name" "$hosts" "$ranks" --timeout 600 -- "$MH_XC_BENCH" "$@"
   sed -n 's/^\[0\] //p' "$MH_DIR/$name.0.out"
 }
 
@@ -72,6 +79,30 @@ perftest() {  # TEST SIZE ITERS
   grep -q '^Final:' "$MH_DIR/perf.cli" || { echo "ucx_perftest $1 $2 failed:"; tail -n 5 "$MH_DIR/perf.cli"; }
 }
 
+# Both directions at once (what an exchange between two hosts needs): a
+# tag_bw pair each way, started together; prints each client's row.
+perftest_both() {  # SIZE ITERS
+  local p0 p1 h deadline
+  p0=$(mh_port)
+  p1=$((p0 + 1))
+  run_on 0 env "${UCX_ENV[@]}" timeout 300 ucx_perftest -p "$p0" -t tag_bw -s "$1" -n "$2" >"$MH_DIR/both.srv0" 2>&1 &
+  run_on 1 env "${UCX_ENV[@]}" timeout 300 ucx_perftest -p "$p1" -t tag_bw -s "$1" -n "$2" >"$MH_DIR/both.srv1" 2>&1 &
+  deadline=$((SECONDS + 10))
+  until run_on 0 ss -Hltn "sport = :$p0" | grep -q . && run_on 1 ss -Hltn "sport = :$p1" | grep -q .; do
+    [ $SECONDS -lt $deadline ] || { echo "ucx_perftest servers did not listen"; return 1; }
+    sleep 0.05
+  done
+  run_on 1 env "${UCX_ENV[@]}" timeout 300 ucx_perftest "$(mh_addr 0)" -p "$p0" -t tag_bw -s "$1" -n "$2" \
+    >"$MH_DIR/both.cli1" 2>&1 &
+  run_on 0 env "${UCX_ENV[@]}" timeout 300 ucx_perftest "$(mh_addr 1)" -p "$p1" -t tag_bw -s "$1" -n "$2" \
+    >"$MH_DIR/both.cli0" 2>&1
+  wait
+  for h in 1 0; do
+    awk -v s="$1" -v h="$h" '/^Final:/ { printf "| both, from host %s | %9s | %6s | %10s | %10s | %10s |\n", h, s, $2, $3, $4, $7 }' \
+      "$MH_DIR/both.cli$h"
+  done
+}
+
 if [ "$mode" = p2p ]; then
   mh_hosts 2
   command -v ucx_perftest >/dev/null || echo "ucx_perftest is not installed (Debian: ucx-utils): its table is left out"
@@ -85,7 +116,18 @@ if [ "$mode" = p2p ]; then
         perftest "$t" "$size" "$iters"
       done
     done
+    perftest_both 4194304 100
+    perftest_both 67108864 10
   fi
+  echo
+  echo "## plain TCP both ways at once, one connection (tcp_exchange.py), host 0 <-> host 1"
+  for spec in "4194304 20" "67108864 10"; do
+    read -r size iters <<<"$spec"
+    port=$(mh_port)
+    run_on 0 timeout 300 python3 "$here/tcp_exchange.py" server "$(mh_addr 0)" "$port" "$size" "$iters" &
+    run_on 1 timeout 300 python3 "$here/tcp_exchange.py" client "$(mh_addr 0)" "$port" "$size" "$iters"
+    wait
+  done
   echo
   echo "## xc-bench pingpong, host 0 <-> host 1 (xcrun --nnodes 2 -n 1, UCX_TLS=tcp)"
   xc_table pp_small 2 1 pingpong -b 8 -e 8 -n 10000 -w 100
@@ -95,8 +137,9 @@ fi
 
 # coll
 mh_hosts 2
-iters=${ITERS:-5} warmup=${WARMUP:-1}
+warmup=${WARMUP:-2}
 ranges=("-b 8 -e 1M -f 8" "-b 1M -e 64M -f 8")  # 8 B .. 256 KiB, then 1, 8, 64 MiB
+iters=("${ITERS:-20}" "${ITERS_LARGE:-5}")       # timed calls a row, per range
 have_mpi=1
 if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
   have_mpi=0
@@ -121,14 +164,15 @@ else
     echo "  $(mh_addr 1)) ns=$(mh_ns 1) ;;"
     echo '  *) echo "ns-agent: unknown host $host" >&2; exit 1 ;;'
     echo 'esac'
-    echo 'exec ip netns exec "$ns" unshare --uts sh -c '\''hostname "$0" && exec sh -c "$1"'\'' "$ns" "$*"'
+    echo "cpu=\$(( \${ns##*h} % $ncpu ))  # as run_on"
+    echo 'exec ip netns exec "$ns" taskset -c $cpu unshare --uts sh -c '\''hostname "$0" && exec sh -c "$1"'\'' "$ns" "$*"'
   } >"$agent"
   chmod +x "$agent"
   printf '%s slots=2\n%s slots=2\n' "$(mh_addr 0)" "$(mh_addr 1)" >"$MH_DIR/hostfile"
 fi
-# --bind-to none as for xcrun (netns.sh: the hosts share the cores).
-# yield_when_idle: 4 ranks on 2 cores; busy polling would measure the
-# scheduler (xcomm's waits yield and sleep on their own).
+# --bind-to none as for xcrun (each host's processes stay on its cpu).
+# yield_when_idle: 2 ranks share a host's cpu; busy polling would measure
+# the scheduler (xcomm's ranks yield to each other on their own).
 ompi_table() {  # BENCH_ARGS...
   run_on 0 unshare --uts sh -c 'hostname "$0" && exec "$@"' "$(mh_ns 0)" \
     timeout 600 mpirun --allow-run-as-root --hostfile "$MH_DIR/hostfile" -np 4 --map-by slot --bind-to none \
@@ -136,16 +180,19 @@ ompi_table() {  # BENCH_ARGS...
     --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca mpi_yield_when_idle 1 \
     "$ompi_bench" "$@" 2>&1 | grep -v '^\[.*help message\|orte_base_help_aggregate'
 }
-for op in ${OPS:-allreduce allgather alltoall}; do
-  for range in "${ranges[@]}"; do
-    echo "## $op, 2 hosts x 2 ranks: xcomm (xc-bench over xcrun --nnodes 2, UCX_TLS=tcp)"
-    # shellcheck disable=SC2086  # the range is words
-    xc_table "xc.$op" 2 2 "$op" $range -n "$iters" -w "$warmup" -c 1
-    if [ $have_mpi = 1 ]; then
-      echo "## $op, 2 hosts x 2 ranks: Open MPI (ompi_bench, btl tcp,self,vader, pml ob1)"
-      # shellcheck disable=SC2086
-      ompi_table "$op" $range -n "$iters" -w "$warmup" -c 1
-    fi
+for ((rep = 1; rep <= ${REPEAT:-1}; ++rep)); do
+  for op in ${OPS:-allreduce allgather alltoall}; do
+    for i in 0 1; do
+      range=${ranges[$i]} n=${iters[$i]}
+      echo "## $op, 2 hosts x 2 ranks: xcomm (xc-bench over xcrun --nnodes 2, UCX_TLS=tcp), run $rep"
+      # shellcheck disable=SC2086  # the range is words
+      xc_table "xc.$op" 2 2 "$op" $range -n "$n" -w "$warmup" -c 1
+      if [ $have_mpi = 1 ]; then
+        echo "## $op, 2 hosts x 2 ranks: Open MPI (ompi_bench, btl tcp,self,vader, pml ob1), run $rep"
+        # shellcheck disable=SC2086
+        ompi_table "$op" $range -n "$n" -w "$warmup" -c 1
+      fi
+    done
   done
 done
 mh_finish
