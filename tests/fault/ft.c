@@ -52,14 +52,14 @@ static uint64_t rnd(uint64_t salt) {
   return mp_next(&s);
 }
 
-/* Mixed ops on comm until one fails (its error), the victim (a world rank)
-   dying at iteration kill_iter (-1: never). */
 /* The barrier after xc_init, in the modes where a rank dies: the victim may
    die as soon as it is out of it while others are still in it (a rank
    leaves a barrier once all arrived, not once all left); for them the
    barrier is the op that fails, which the first work() reports. */
 static xc_result_t g_started = XC_SUCCESS;
 
+/* Mixed ops on comm until one fails (its error), the victim (a world rank)
+   dying at iteration kill_iter (-1: never). */
 static xc_result_t work(xc_comm_t comm, int victim, int kill_iter) {
   static char big_out[LARGE], big_in[LARGE];
   int rank, n, it;
@@ -394,10 +394,10 @@ int main(int argc, char **argv) {
     mode_during_shrink(world);
   else if (strcmp(mode, "revoke_blocked") == 0)
     mode_revoke_blocked(world);
-  else if (strcmp(mode, "chaos") == 0)
-    mode_chaos(world);
   else if (strcmp(mode, "agree") == 0 && argc == 4)
     mode_agree(world, atoi(argv[3]));
+  else if (strcmp(mode, "chaos") == 0)
+    mode_chaos(world);
   else if (strcmp(mode, "grow") == 0 && argc == 4)
     mode_grow(world, atoi(argv[3]));
   else
