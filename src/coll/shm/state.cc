@@ -173,11 +173,8 @@ Status ShmState::cma(CollContext &c, int r, uint64_t remote, void *local, size_t
     // Named as the communicator numbers it: in a phase of a hierarchical op
     // r is the host's segment rank (chaos on two host ids: "rank 1 is gone"
     // for world rank 2).
-    const std::vector<int> &members = **c.op_members();
-    int dead = fabric_ranks[static_cast<size_t>(r)];
-    for (size_t q = 0; q < members.size(); ++q)
-      if (members[q] == dead) return Error(XC_ERR_PEER_FAILED, "rank %zu is gone (op #%d)", q, c.seq());
-    return Error(XC_ERR_PEER_FAILED, "rank %d is gone (op #%d)", r, c.seq());
+    int q = shm_op_rank(c, fabric_ranks[static_cast<size_t>(r)]);
+    return Error(XC_ERR_PEER_FAILED, "rank %d is gone (op #%d)", q >= 0 ? q : r, c.seq());
   }
   return SystemError(err == shm::kCmaNoProgress ? EFAULT : err, "single-copy %s of %zu bytes %s rank %d (op #%d) failed",
                      to_remote ? "write" : "read", len, to_remote ? "to" : "from", r, c.seq());

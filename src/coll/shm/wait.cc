@@ -54,13 +54,18 @@ Status shm_slow_wait_check(CollContext &c, const ShmState &st, const char *what)
   return shm_member_failed(c, dead, "waiting for", what);
 }
 
-Status shm_member_failed(CollContext &c, int dead, const char *doing, const char *what) {
+int shm_op_rank(CollContext &c, int f) {
   const std::vector<int> &members = **c.op_members();
-  for (size_t r = 0; dead >= 0 && r < members.size(); ++r)
-    if (members[r] == dead)
-      return Error(XC_ERR_PEER_FAILED, "rank %zu failed during a shared-memory collective (op #%d, %s %s)", r, c.seq(),
-                   doing, what);
-  return Status::Ok();
+  for (size_t r = 0; f >= 0 && r < members.size(); ++r)
+    if (members[r] == f) return static_cast<int>(r);
+  return -1;
+}
+
+Status shm_member_failed(CollContext &c, int dead, const char *doing, const char *what) {
+  int r = shm_op_rank(c, dead);
+  if (r < 0) return Status::Ok();
+  return Error(XC_ERR_PEER_FAILED, "rank %d failed during a shared-memory collective (op #%d, %s %s)", r, c.seq(), doing,
+               what);
 }
 
 // Oversubscribed, a waiter yields at once: the rank it waits for may need

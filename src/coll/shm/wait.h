@@ -31,6 +31,10 @@ constexpr std::chrono::milliseconds kShmSlowCheckEvery{1};
 // the wait for the message.
 Status shm_slow_wait_check(CollContext &c, const ShmState &st, const char *what);
 
+// The rank in the op (as its communicator numbers it) of fabric rank f, or
+// -1: in a phase of a hierarchical op a segment's ranks are one host's.
+int shm_op_rank(CollContext &c, int f);
+
 // XC_ERR_PEER_FAILED naming the op's member dead (a fabric rank, from the
 // engine's first_failed; -1: none) by its rank in the op ("rank 2 failed
 // during a shared-memory collective (op #5, <doing> <what>)"), or OK.
