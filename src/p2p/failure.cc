@@ -51,8 +51,7 @@ void P2pEngine::check_peers_locked(bool even_if_idle) {
     Transport *t = route_[static_cast<size_t>(r)];
     if (!t || r == opts_.my_rank || dead_[static_cast<size_t>(r)]) continue;
     if (!t->peer_alive(r)) gone.push_back(r);
-    if (t->peer_departed(r))
-      for (int x : t->departure_blames(r)) heard.push_back(x);
+    for (int x : t->departure_blames(r)) heard.push_back(x);  // empty unless r left
   }
   // A rank that left named the ranks it knew crashed: they are gone too,
   // though this rank may not see it itself (one on another host, which a
