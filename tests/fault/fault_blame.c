@@ -187,39 +187,6 @@ static void *kill_after_create(void *arg) {
   return NULL;
 }
 
-static int run_splitkill(void) {
-  int rank, size;
-  xc_comm_t world = init_world(&rank, &size);
-  const char *job = getenv("XC_JOB_ID");
-  MP_ASSERT(job && size >= 3, "splitkill needs XC_JOB_ID and 3+ ranks");
-  int victim = size - 1;
-  xc_comm_t split;
-  MP_CHECK(xc_comm_split(world, 0, size - 1 - rank, NULL, &split));  /* victim is rank 0 of split */
-  int srank;
-  MP_CHECK(xc_comm_rank(split, &srank));
-  MP_ASSERT(srank == size - 1 - rank, "split rank %d", srank);
-  int32_t v[4] = {rank, rank, rank, rank}, out[4];
-  if (rank == victim) {
-    pthread_t t;
-    pthread_create(&t, NULL, kill_after_create, (void *)job);
-    xc_allreduce(v, out, 4, XC_INT32, XC_SUM, split);
-    sleep_ms(60000);  /* not reached: killed meanwhile */
-    return 1;
-  }
-  sleep_ms(1500);
-  xc_result_t rc = xc_allreduce(v, out, 4, XC_INT32, XC_SUM, split);
-  char msg[1024];
-  snprintf(msg, sizeof msg, "%s", xc_last_error());
-  printf("rank %d: first allreduce of the split -> %d (%s)\n", rank, (int)rc, msg);
-  xc_comm_free(split);
-  xc_comm_free(world);
-  if (rc != XC_ERR_PEER_FAILED || !names_rank(msg, 0)) {
-    fprintf(stderr, "rank %d: want XC_ERR_PEER_FAILED naming rank 0 of the split, got %d: %s\n", rank, (int)rc, msg);
-    return 1;
-  }
-  return 0;
-}
-
 /* ---- createkill ----------------------------------------------------------------- */
 
 /* Set in the victim of createkill: its first shared-memory segment of a
@@ -235,19 +202,33 @@ int shm_open(const char *name, int oflag, mode_t mode) {
   return fd;
 }
 
-static int run_createkill(void) {
+/* splitkill (at_create 0) and createkill (1): the last world rank, rank 0
+   of a split, dies in the split's first collective; the others must fail
+   naming it (createkill: within PROMPT_MS; splitkill starts them 1.5 s
+   late, once it is dead). */
+static int run_split_victim(int at_create) {
   int rank, size;
   xc_comm_t world = init_world(&rank, &size);
-  MP_ASSERT(size >= 3, "createkill needs 3+ ranks");
+  const char *job = getenv("XC_JOB_ID");
+  MP_ASSERT(size >= 3 && (job || at_create), "%s needs XC_JOB_ID and 3+ ranks", at_create ? "createkill" : "splitkill");
   int victim = size - 1;
   xc_comm_t split;
-  MP_CHECK(xc_comm_split(world, 0, size - 1 - rank, NULL, &split)); /* victim is rank 0 of split */
+  MP_CHECK(xc_comm_split(world, 0, size - 1 - rank, NULL, &split));  /* victim is rank 0 of split */
+  int srank;
+  MP_CHECK(xc_comm_rank(split, &srank));
+  MP_ASSERT(srank == size - 1 - rank, "split rank %d", srank);
   int32_t v[4] = {rank, rank, rank, rank}, out[4];
   if (rank == victim) {
-    die_on_coll_segment = 1;
+    pthread_t t;
+    if (at_create)
+      die_on_coll_segment = 1;
+    else
+      pthread_create(&t, NULL, kill_after_create, (void *)job);
     xc_allreduce(v, out, 4, XC_INT32, XC_SUM, split);
-    return 1; /* not reached: killed in it */
+    sleep_ms(60000);  /* not reached: killed meanwhile */
+    return 1;
   }
+  if (!at_create) sleep_ms(1500);
   int64_t t0 = verdict_now_ns();
   xc_result_t rc = xc_allreduce(v, out, 4, XC_INT32, XC_SUM, split);
   int64_t ms = (verdict_now_ns() - t0) / 1000000;
@@ -256,9 +237,11 @@ static int run_createkill(void) {
   printf("rank %d: first allreduce of the split -> %d after %lld ms (%s)\n", rank, (int)rc, (long long)ms, msg);
   xc_comm_free(split);
   xc_comm_free(world);
-  if (rc != XC_ERR_PEER_FAILED || !names_rank(msg, 0) || ms > PROMPT_MS) {
-    fprintf(stderr, "rank %d: want XC_ERR_PEER_FAILED naming rank 0 of the split within %d ms, got %d after %lld ms: %s\n",
-            rank, PROMPT_MS, (int)rc, (long long)ms, msg);
+  if (rc != XC_ERR_PEER_FAILED || !names_rank(msg, 0) || (at_create && ms > PROMPT_MS)) {
+    char within[32] = "";
+    if (at_create) snprintf(within, sizeof within, " within %d ms", PROMPT_MS);
+    fprintf(stderr, "rank %d: want XC_ERR_PEER_FAILED naming rank 0 of the split%s, got %d after %lld ms: %s\n", rank,
+            within, (int)rc, (long long)ms, msg);
     return 1;
   }
   return 0;
@@ -438,11 +421,11 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "pending") == 0) return run_pending();
   if (argc >= 3 && strcmp(argv[1], "createkill") == 0) {
     verdict_dir = argv[2];
-    return run_createkill();
+    return run_split_victim(1);
   }
   if (argc >= 3 && strcmp(argv[1], "splitkill") == 0) {
     verdict_dir = argv[2];
-    return run_splitkill();
+    return run_split_victim(0);
   }
   if (argc >= 3 && strcmp(argv[1], "setupgone") == 0) {
     verdict_dir = argv[2];
