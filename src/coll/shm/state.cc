@@ -170,9 +170,14 @@ Status ShmState::cma(CollContext &c, int r, uint64_t remote, void *local, size_t
   int err = shm::cma_copy(pids[static_cast<size_t>(r)], local, remote, len, to_remote);
   if (err == 0) return Status::Ok();
   if (err == ESRCH) {
+    // The process is gone; blame as every other wait does, the crashed
+    // before the departed: r may have left after giving the op up for a
+    // member that died (chaos on two host ids: "rank 1 is gone" when rank 2
+    // was killed and rank 1 had reported it and exited).
+    XC_TRY(shm_member_failed(c, c.engine().first_failed(**c.op_members()), to_remote ? "writing to" : "reading from",
+                             "a peer's buffer"));
     // Named as the communicator numbers it: in a phase of a hierarchical op
-    // r is the host's segment rank (chaos on two host ids: "rank 1 is gone"
-    // for world rank 2).
+    // r is the host's segment rank.
     int q = shm_op_rank(c, fabric_ranks[static_cast<size_t>(r)]);
     return Error(XC_ERR_PEER_FAILED, "rank %d is gone (op #%d)", q >= 0 ? q : r, c.seq());
   }
